@@ -1,0 +1,182 @@
+"""The `discoverygym` command."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .core import UnknownName, agent_table, available_suites, get_suite
+
+app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+
+
+@app.command("list")
+def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False):
+    """List the suites with their task and episode counts."""
+    rows = []
+    for name, suite in available_suites().items():
+        if isinstance(suite, Exception):
+            rows.append({"suite": name, "available": False, "reason": str(suite)})
+            continue
+        rows.append({
+            "suite": name, "available": True, "description": suite.description,
+            "tasks": len(suite.tasks()), "episodes": len(suite.default_episodes()),
+            "agents": list(agent_table(name)),
+        })
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="discoverygym suites")
+    for col in ("suite", "tasks", "episodes", "agents", "description"):
+        table.add_column(col)
+    for r in rows:
+        if r["available"]:
+            table.add_row(r["suite"], str(r["tasks"]), str(r["episodes"]), ", ".join(r["agents"]),
+                          r["description"])
+        else:
+            table.add_row(r["suite"], "-", "-", "-", f"[dim]unavailable: {r['reason']}[/dim]")
+    console.print(table)
+
+
+@app.command("tasks")
+def list_tasks(suite: str,
+               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False):
+    """List a suite's tasks."""
+    try:
+        s = get_suite(suite)
+    except UnknownName as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    tasks = s.tasks()
+    if as_json:
+        typer.echo(json.dumps([{"id": t.id, "description": t.description, "tags": t.tags}
+                               for t in tasks], indent=2, default=str))
+        return
+    table = Table(title=f"{suite}: {len(tasks)} tasks")
+    table.add_column("task")
+    table.add_column("description")
+    table.add_column("tags")
+    for t in tasks:
+        tags = ", ".join(f"{k}={v if not isinstance(v, list) else ','.join(map(str, v))}"
+                         for k, v in t.tags.items())
+        table.add_row(t.id, t.description, tags)
+    console.print(table)
+
+
+def _parse_extra(args: list[str]) -> dict[str, str]:
+    """`--key value` / `--key=value` pairs after the suite name, passed to the suite."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--"):
+            raise typer.BadParameter(f"Unexpected argument {token!r}.")
+        key = token[2:]
+        if "=" in key:
+            key, value = key.split("=", 1)
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            value = args[i + 1]
+            i += 1
+        else:
+            value = "true"
+        out[key] = value
+        i += 1
+    return out
+
+
+def print_summary_table(summary: dict[str, Any], title: str) -> None:
+    table = Table(title=title)
+    table.add_column("task")
+    table.add_column("passed", justify="right")
+    table.add_column("n", justify="right")
+    table.add_column("rate", justify="right")
+    for task, entry in summary.get("per_task", {}).items():
+        rate = entry["passed"] / entry["n"] if entry["n"] else 0.0
+        table.add_row(task, str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
+    table.add_section()
+    table.add_row("[bold]all[/bold]", str(summary["n_passed"]), str(summary["n_episodes"]),
+                  f"[bold]{summary['pass_rate']:.1%}[/bold]")
+    console.print(table)
+
+
+@app.command("run", context_settings={"allow_extra_args": True,
+                                      "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help="Suite name (see `discoverygym list`).")],
+    agent: Annotated[str | None, typer.Option(help="Scripted agent name.")] = None,
+    model: Annotated[str | None, typer.Option(help="LLM via Inspect AI, e.g. openai/gpt-4o.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
+    resume: Annotated[bool, typer.Option(help="Skip episodes already in --out.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+):
+    """Run a suite's episodes with a scripted agent (or an LLM via --model).
+
+    Suite options follow the suite name, e.g. `--protocol budget-obs-100 --tasks period`;
+    `discoverygym options SUITE` lists them."""
+    from .run import default_out_dir, run_episodes
+
+    try:
+        s = get_suite(suite)
+        options = s.parse_options(_parse_extra(list(ctx.args)))
+        specs = s.plan(**options)
+    except (UnknownName, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if (agent is None) == (model is None):
+        console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
+        raise typer.Exit(2)
+    who = agent or model
+    out_dir = out or default_out_dir(suite, who)
+    config = {"suite": suite, "agent": agent, "model": model, "options": options}
+    if model is not None:
+        from .adapters.inspect_run import run_model  # needs the [inspect] extra
+
+        result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
+                           extra=_parse_extra([]))
+    else:
+        if agent not in agent_table(suite):
+            console.print(f"[red]error:[/red] unknown agent {agent!r} for {suite}; agents: "
+                          f"{', '.join(agent_table(suite)) or 'none'}")
+            raise typer.Exit(2)
+        try:
+            result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
+                                  workers=workers, resume=resume, config=config,
+                                  show_progress=not quiet)
+        except FileExistsError as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    print_summary_table(result.summary, f"{suite} · {who} · {options or 'defaults'}")
+    for line in result.failures:
+        console.print(f"[red]infrastructure failure:[/red] {line}")
+    console.print(f"records: {result.out_dir / 'records.jsonl'}")
+    console.print(f"summary: {result.out_dir / 'summary.json'}")
+
+
+@app.command("options")
+def show_options(suite: str):
+    """List a suite's run options."""
+    s = get_suite(suite)
+    table = Table(title=f"discoverygym run {suite} options")
+    table.add_column("option")
+    table.add_column("help")
+    for opt in s.run_options:
+        table.add_row("--" + opt.name.replace("_", "-"), opt.help)
+    console.print(table)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

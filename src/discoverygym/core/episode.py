@@ -1,0 +1,206 @@
+"""The Episode: the one object every agent and front-end talks to.
+
+A suite subclasses `Episode`, registers its tools with `_add_tool`, implements
+`prompt`, `workspace` and `_score`, and calls `_finish(answer)` from its submit
+tool. Everything an agent may touch goes through `view()`."""
+
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from .. import __version__
+from .errors import ToolInputError
+from .record import EpisodeRecord, Score, Usage
+from .tools import ToolResult, ToolSpec, validate_arguments
+
+Handler = Callable[[dict[str, Any]], ToolResult]
+
+_MISSING = object()
+
+
+class Episode(ABC):
+    """One attempt at one task. Hidden state lives in private attributes; agents get
+    an `EpisodeView`."""
+
+    def __init__(
+        self,
+        *,
+        suite: str,
+        task_id: str,
+        seed: int = 0,
+        options: dict[str, Any] | None = None,
+        world: str | None = None,
+        protocol: str | None = None,
+    ) -> None:
+        self.suite = suite
+        self.task_id = task_id
+        self.seed = int(seed)
+        self.options = dict(options or {})
+        self.world = world
+        self.protocol = protocol
+        self.usage = Usage()
+        self._tool_table: dict[str, tuple[ToolSpec, Handler]] = {}
+        self._answer: Any = _MISSING
+        self._done = False
+        self._started = time.perf_counter()
+        self._internal_errors: list[str] = []
+        self._events: list[dict[str, Any]] = []
+
+    # ---- what subclasses provide -------------------------------------------------
+    @property
+    @abstractmethod
+    def prompt(self) -> str:
+        """The complete instructions an agent needs. No hidden value in it."""
+
+    @abstractmethod
+    def workspace(self) -> dict[str, Any]:
+        """Variables the agent's interpreter starts with (fresh copies)."""
+
+    @abstractmethod
+    def _score(self, answer: Any) -> Score:
+        """Score a submitted answer against the hidden truth."""
+
+    def _truth_for_record(self) -> Any:
+        """The truth to store in the record when there is no answer to score."""
+        return None
+
+    # ---- the contract ------------------------------------------------------------
+    def _add_tool(self, spec: ToolSpec, handler: Handler) -> None:
+        self._tool_table[spec.name] = (spec, handler)
+
+    def _remove_tool(self, name: str) -> None:
+        self._tool_table.pop(name, None)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return [spec for spec, _ in self._tool_table.values()]
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Tool specs in the OpenAI function format. `submit` is always among them."""
+        return [spec.openai() for spec in self.tool_specs()]
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def call(self, name: str, args: Any = None) -> ToolResult:
+        """Run a tool. Never raises: bad input gives an `is_error` result that costs
+        nothing, and the episode stays usable."""
+        self.usage.tool_calls += 1
+        result = self._dispatch(name, args)
+        if result.is_error:
+            self.usage.tool_errors += 1
+        self._events.append({"tool": name, "error": result.is_error})
+        return result
+
+    def _dispatch(self, name: str, args: Any) -> ToolResult:
+        if self._done:
+            return ToolResult("The episode has ended; no further tool calls are accepted.",
+                              is_error=True)
+        if not isinstance(name, str) or name not in self._tool_table:
+            known = ", ".join(sorted(self._tool_table))
+            return ToolResult(f"Unknown tool {name!r}. Available tools: {known}.", is_error=True)
+        spec, handler = self._tool_table[name]
+        try:
+            checked = validate_arguments(spec, args)
+            return handler(checked)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except Exception as exc:  # a bug of ours must not end the agent's episode
+            self._internal_errors.append(traceback.format_exc(limit=5))
+            return ToolResult(
+                f"Internal error in tool '{name}' ({type(exc).__name__}). Nothing was "
+                "charged; the episode continues.",
+                is_error=True,
+            )
+
+    def _finish(self, answer: Any) -> None:
+        """Record the final answer and end the episode."""
+        self._answer = answer
+        self._done = True
+
+    def end(self) -> None:
+        """End the episode without an answer (the agent gave up or ran out of limits)."""
+        self._done = True
+
+    @property
+    def answered(self) -> bool:
+        return self._answer is not _MISSING
+
+    def record(self, *, agent: str | None = None, model: str | None = None,
+               error: str | None = None) -> EpisodeRecord:
+        """Score the episode and return its record. A missing answer scores as a
+        failure with the reason in `error`."""
+        self.usage.wall_s = time.perf_counter() - self._started
+        if self._answer is _MISSING:
+            score = Score(passed=False, score=0.0, metric=self._metric_name(),
+                          truth=self._truth_for_record(),
+                          error=error or "no answer submitted")
+            answer = None
+        else:
+            answer = self._answer
+            score = self._score(answer)
+            if error and not score.error:
+                score.error = error
+        details = dict(score.details)
+        if self._internal_errors:
+            details["internal_errors"] = list(self._internal_errors)
+        return EpisodeRecord(
+            suite=self.suite, task_id=self.task_id, seed=self.seed, options=dict(self.options),
+            agent=agent, model=model, answer=answer, truth=score.truth, passed=bool(score.passed),
+            score=float(score.score), metric=score.metric, value=score.value,
+            threshold=score.threshold, error=score.error, usage=copy.copy(self.usage),
+            world=self.world, protocol=self.protocol, details=details, version=__version__,
+        )
+
+    def _metric_name(self) -> str:
+        return "score"
+
+    def view(self) -> EpisodeView:
+        return EpisodeView(self)
+
+
+class EpisodeView:
+    """What an agent holds: the prompt, the tools, `call`, `workspace()` and `done`.
+
+    The view keeps no reference to the episode in any attribute; it holds closures
+    only, so walking its attributes never reaches hidden state. (Python introspection
+    of closures can; the hard boundary for untrusted code is the sandbox process.)"""
+
+    __slots__ = ("_fns", "prompt")
+
+    def __init__(self, episode: Episode) -> None:
+        fns = (
+            lambda: episode.tools(),
+            lambda name, args=None: episode.call(name, args),
+            lambda: episode.workspace(),
+            lambda: episode.done,
+        )
+        object.__setattr__(self, "_fns", fns)
+        object.__setattr__(self, "prompt", episode.prompt)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("EpisodeView is read-only")
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Tool specs in the OpenAI function format."""
+        return self._fns[0]()
+
+    def tool_names(self) -> list[str]:
+        return [t["function"]["name"] for t in self.tools()]
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+        """Call a tool; see `Episode.call`."""
+        return self._fns[1](name, args)
+
+    def workspace(self) -> dict[str, Any]:
+        """The variables an interpreter would hold now (copies)."""
+        return self._fns[2]()
+
+    @property
+    def done(self) -> bool:
+        return self._fns[3]()

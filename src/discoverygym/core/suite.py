@@ -1,0 +1,153 @@
+"""The Suite contract and the registry of suites and agents (lazy, by import path,
+so `core` imports no suite and a missing optional extra only hides its suite)."""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Protocol
+
+from .episode import Episode, EpisodeView
+from .errors import UnknownName
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task as listed to users: id, a one-line description, and tags (tier,
+    difficulty, domain, the worlds it applies to, ...)."""
+
+    id: str
+    description: str = ""
+    tags: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """Everything needed to rebuild an episode bit for bit in any process."""
+
+    suite: str
+    task_id: str
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"suite": self.suite, "task_id": self.task_id, "seed": self.seed,
+                "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """A suite-specific option of `discoverygym run SUITE` (e.g. `--protocol`).
+    `parse` turns the command-line string into the value the suite's `plan` takes."""
+
+    name: str
+    help: str
+    parse: Callable[[str], Any] = str
+    default: Any = None
+
+
+class Suite(ABC):
+    """A family of tasks. Subclasses are cheap to construct; heavy work (simulation,
+    data loading) happens lazily and is cached."""
+
+    name: str = ""
+    description: str = ""
+    run_options: tuple[RunOption, ...] = ()
+
+    @abstractmethod
+    def tasks(self) -> list[TaskInfo]:
+        """All task descriptors."""
+
+    @abstractmethod
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> Episode:
+        """Build one episode. Unknown tasks or options raise UnknownName/ValueError."""
+
+    @abstractmethod
+    def plan(self, **options: Any) -> list[EpisodeSpec]:
+        """The episodes a run with these (already parsed) options consists of."""
+
+    def default_episodes(self) -> list[EpisodeSpec]:
+        """The canonical episode set, as counted by `discoverygym list`."""
+        return self.plan()
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Suite-specific aggregates added to summary.json (by default none)."""
+        return {}
+
+    def parse_options(self, raw: dict[str, str]) -> dict[str, Any]:
+        """Parse command-line strings into typed options; reject unknown names."""
+        known = {opt.name: opt for opt in self.run_options}
+        parsed: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = key.replace("-", "_")
+            if name not in known:
+                allowed = ", ".join("--" + o.name.replace("_", "-") for o in self.run_options)
+                raise UnknownName(
+                    f"Suite '{self.name}' has no option --{key}. Options: {allowed or 'none'}.")
+            parsed[name] = known[name].parse(value)
+        return parsed
+
+
+class Agent(Protocol):
+    """Anything that can play an episode through its view."""
+
+    def solve(self, view: EpisodeView) -> None: ...
+
+
+# Suites by name -> "module:attribute". Importing happens only when asked for.
+SUITES: dict[str, str] = {
+    "gravity": "discoverygym.suites.gravity:GravitySuite",
+    "stargazer": "discoverygym.suites.stargazer:StargazerSuite",
+    "mad": "discoverygym.suites.mad:MadSuite",
+    "tpbench": "discoverygym.suites.tpbench:TPBenchSuite",
+    "packages": "discoverygym.suites.packages:PackagesSuite",
+}
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def suite_names() -> list[str]:
+    return list(SUITES)
+
+
+@cache
+def get_suite(name: str) -> Suite:
+    """The suite called `name` (one instance per process)."""
+    if name not in SUITES:
+        raise UnknownName(f"Unknown suite {name!r}. Suites: {', '.join(SUITES)}.")
+    return _load(SUITES[name])()
+
+
+def available_suites() -> dict[str, Suite | Exception]:
+    """Every registered suite, or the import error that hides it (e.g. a missing extra)."""
+    out: dict[str, Suite | Exception] = {}
+    for name in SUITES:
+        try:
+            out[name] = get_suite(name)
+        except (ImportError, AttributeError) as exc:
+            out[name] = exc
+    return out
+
+
+def agent_table(suite: str) -> dict[str, str]:
+    """Scripted agents of a suite: name -> "module:attribute". Each suite's agents live
+    in `discoverygym.agents.<suite>` as a dict named AGENTS."""
+    try:
+        module = importlib.import_module(f"discoverygym.agents.{suite.replace('-', '_')}")
+    except ModuleNotFoundError:
+        return {}
+    return dict(getattr(module, "AGENTS", {}))
+
+
+def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:
+    table = agent_table(suite)
+    if name not in table:
+        raise UnknownName(
+            f"Unknown agent {name!r} for suite '{suite}'. Agents: {', '.join(table) or 'none'}.")
+    return _load(table[name])(**kwargs)

@@ -1,0 +1,54 @@
+"""Executors: how episodes are spread over processes. Each takes a list of jobs
+(callable + args) and yields (index, result or exception) as jobs finish. Records
+are written by the driver alone, so a lost worker cannot corrupt the record file."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+Job = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def run_serial(jobs: Sequence[Job], workers: int = 1) -> Iterator[tuple[int, Any]]:
+    for i, (fn, args) in enumerate(jobs):
+        try:
+            yield i, fn(*args)
+        except Exception as exc:  # noqa: BLE001 - reported per job by the driver
+            yield i, exc
+
+
+def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, Any]]:
+    """A process pool. `spawn` keeps workers free of the driver's state (JAX and
+    forked threads do not mix)."""
+    if not jobs:
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx) as pool:
+        pending = {pool.submit(fn, *args): i for i, (fn, args) in enumerate(jobs)}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i = pending.pop(future)
+                try:
+                    yield i, future.result()
+                except Exception as exc:  # noqa: BLE001
+                    yield i, exc
+
+
+EXECUTORS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {
+    "serial": run_serial,
+    "process": run_process,
+}
+
+
+def get_executor(name: str) -> Callable[..., Iterator[tuple[int, Any]]]:
+    if name == "ray":
+        from .ray_executor import run_ray  # optional extra
+
+        return run_ray
+    if name not in EXECUTORS:
+        raise ValueError(f"Unknown executor {name!r}; choose serial, process or ray.")
+    return EXECUTORS[name]

@@ -1,0 +1,82 @@
+"""The run directory: records.jsonl (appended and flushed per episode), run.json and
+summary.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..core import episode_key
+from ..core.record import _json_default
+
+
+def record_key(record: dict[str, Any]) -> str:
+    return episode_key(record["suite"], record["task_id"], record["seed"], record["options"])
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records in a JSONL file. A torn last line (a crash mid-write) is
+    ignored, so resuming re-runs that episode."""
+    if not path.exists():
+        return []
+    out = []
+    with path.open() as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+class RecordWriter:
+    """Appends records one line at a time, flushed and fsynced, so a crash loses at
+    most the episode in flight."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_tail()
+        self._fh = path.open("a")
+
+    def _repair_tail(self) -> None:
+        # A crash can leave a partial last line; cut it so the next record starts clean.
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with self.path.open("r+b") as fh:
+                fh.truncate(cut)
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(record, default=_json_default, sort_keys=True) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=_json_default, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per episode key (the first one written wins)."""
+    seen: set[str] = set()
+    out = []
+    for rec in records:
+        key = record_key(rec)
+        if key not in seen:
+            seen.add(key)
+            out.append(rec)
+    return out

@@ -1,0 +1,136 @@
+"""Run a set of episodes: executor, progress, records, resume, summary."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .. import __version__
+from ..core import EpisodeSpec, episode_key, get_suite
+from .episode_worker import play_scripted
+from .executors import get_executor
+from .records import RecordWriter, dedupe, read_records, record_key, write_json
+from .summary import summarize_records
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    records: list[dict[str, Any]]
+    summary: dict[str, Any]
+    n_new: int
+    failures: list[str]
+
+
+def default_out_dir(suite: str, who: str) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = who.replace("/", "_").replace(":", "_")
+    return Path("runs") / f"{suite}-{safe}-{stamp}"
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"discoverygym": __version__, "python": sys.version.split()[0]}
+    for name in ("numpy", "scipy", "rebound", "jax", "astropy", "celerite2", "inspect-ai"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def run_episodes(
+    specs: Sequence[EpisodeSpec],
+    *,
+    out_dir: Path,
+    agent: str | None = None,
+    job: Callable[..., dict[str, Any]] | None = None,
+    job_args: tuple[Any, ...] = (),
+    who: str | None = None,
+    executor: str = "process",
+    workers: int = 2,
+    resume: bool = False,
+    config: dict[str, Any] | None = None,
+    show_progress: bool = True,
+) -> RunResult:
+    """Run `specs` and write the run directory.
+
+    By default each episode is played by the scripted `agent`; front-ends that drive
+    episodes differently (LLM agents) pass their own picklable `job(spec_dict, *job_args)`
+    returning a record dict."""
+    if job is None:
+        if agent is None:
+            raise ValueError("run_episodes needs an agent name or a job function")
+        job, job_args = play_scripted, (agent,)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records_path = out_dir / "records.jsonl"
+    if records_path.exists() and records_path.stat().st_size and not resume:
+        raise FileExistsError(f"{records_path} already has records; pass --resume to continue "
+                              "that run or choose another --out.")
+    existing = dedupe(read_records(records_path)) if resume else []
+    done_keys = {record_key(r) for r in existing}
+    todo = [s for s in specs
+            if episode_key(s.suite, s.task_id, s.seed, s.options) not in done_keys]
+
+    run_info = {
+        "created": datetime.now(timezone.utc).isoformat(),
+        "who": who or agent,
+        "executor": executor,
+        "workers": workers,
+        "n_planned": len(specs),
+        "config": config or {},
+        "versions": _versions(),
+        "platform": platform.platform(),
+    }
+    run_json = out_dir / "run.json"
+    if resume and run_json.exists():
+        previous = json.loads(run_json.read_text())
+        run_info["resumed_from"] = previous.get("created")
+        run_info["created"] = previous.get("created", run_info["created"])
+    write_json(run_json, run_info)
+
+    writer = RecordWriter(records_path)
+    execute = get_executor(executor)
+    jobs = [(job, (s.to_dict(), *job_args)) for s in todo]
+    failures: list[str] = []
+    new_records: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(),
+                        disable=not show_progress, transient=False)
+    try:
+        with progress:
+            bar = progress.add_task(f"{who or agent}", total=len(jobs))
+            for i, result in execute(jobs, workers=workers):
+                if isinstance(result, Exception):
+                    failures.append(f"{todo[i].task_id} seed={todo[i].seed}: "
+                                    f"{type(result).__name__}: {result}")
+                else:
+                    writer.write(result)
+                    new_records.append(result)
+                progress.advance(bar)
+    finally:
+        writer.close()
+
+    records = dedupe(read_records(records_path))
+    summary = summarize_records(records)
+    summary["elapsed_s"] = time.perf_counter() - started
+    summary["n_planned"] = len(specs)
+    summary["n_infrastructure_failures"] = len(failures)
+    if failures:
+        summary["infrastructure_failures"] = failures
+    if records:
+        summary["suite_summary"] = get_suite(records[0]["suite"]).summarize(records)
+    write_json(out_dir / "summary.json", summary)
+    return RunResult(out_dir, records, summary, len(new_records), failures)

@@ -1,0 +1,50 @@
+"""Aggregate records into summary.json: pass rates overall and per task, usage means,
+plus whatever the suite adds."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+
+def pass_rate_stderr(n_passed: int, n: int) -> float:
+    """Standard error of a pass rate (binomial)."""
+    if n == 0:
+        return float("nan")
+    p = n_passed / n
+    return math.sqrt(p * (1 - p) / n)
+
+
+def summarize_records(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Suite-independent aggregates. Missing answers count as failures because every
+    episode has a record with passed=False."""
+    n = len(records)
+    n_passed = sum(1 for r in records if r.get("passed"))
+    per_task: dict[str, dict[str, Any]] = defaultdict(lambda: {"n": 0, "passed": 0})
+    for r in records:
+        entry = per_task[r["task_id"]]
+        entry["n"] += 1
+        entry["passed"] += int(bool(r.get("passed")))
+    usage_keys = ("observations", "cost", "submissions", "tool_calls", "wall_s",
+                  "input_tokens", "output_tokens", "usd")
+    mean_usage = {
+        k: (sum(float(r["usage"].get(k, 0) or 0) for r in records) / n if n else 0.0)
+        for k in usage_keys
+    }
+    first = records[0] if records else {}
+    return {
+        "suite": first.get("suite"),
+        "agent": first.get("agent"),
+        "model": first.get("model"),
+        "protocol": first.get("protocol"),
+        "n_episodes": n,
+        "n_passed": n_passed,
+        "pass_rate": n_passed / n if n else 0.0,
+        "pass_rate_stderr": pass_rate_stderr(n_passed, n) if n else None,
+        "mean_score": sum(float(r.get("score", 0)) for r in records) / n if n else 0.0,
+        "n_errors": sum(1 for r in records if r.get("error")),
+        "max_observations": max((r["usage"].get("observations", 0) for r in records), default=0),
+        "mean_usage": mean_usage,
+        "per_task": dict(sorted(per_task.items())),
+    }

@@ -1,0 +1,113 @@
+"""A minimal suite used to test the contract and the runner without any physics:
+guess a hidden number with a `probe` tool (budgeted) and `submit`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from discoverygym.core import (
+    Budget,
+    Episode,
+    EpisodeSpec,
+    Score,
+    Suite,
+    TaskInfo,
+    ToolInputError,
+    ToolResult,
+    ToolSpec,
+)
+
+
+class GuessEpisode(Episode):
+    def __init__(self, task_id: str, seed: int, budget: int) -> None:
+        super().__init__(suite="toy", task_id=task_id, seed=seed, options={"budget": budget})
+        rng = np.random.default_rng(seed)
+        self._hidden = float(rng.uniform(0, 100))
+        self._budget = Budget("probes", budget)
+        self._probes: list[tuple[float, bool]] = []
+        self._add_tool(ToolSpec("probe", "Is the hidden number above x?", {
+            "type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"],
+            "additionalProperties": False}), self._probe)
+        self._add_tool(ToolSpec("submit", "Submit the hidden number.", {
+            "type": "object", "properties": {"answer": {"type": "number"}},
+            "required": ["answer"], "additionalProperties": False}), self._submit)
+
+    @property
+    def prompt(self) -> str:
+        return "Find the hidden number in [0, 100] within 1."
+
+    def workspace(self) -> dict[str, Any]:
+        return {"probes": list(self._probes)}
+
+    def _probe(self, args: dict[str, Any]) -> ToolResult:
+        if not 0 <= args["x"] <= 100:
+            raise ToolInputError("x must lie in [0, 100]. Nothing was charged.")
+        self._budget.charge(1)
+        self.usage.observations += 1
+        above = self._hidden > args["x"]
+        self._probes.append((args["x"], above))
+        return ToolResult(f"above: {above}", data={"above": above})
+
+    def _submit(self, args: dict[str, Any]) -> ToolResult:
+        self.usage.submissions += 1
+        self._finish(args["answer"])
+        return ToolResult("submitted")
+
+    def _score(self, answer: Any) -> Score:
+        err = abs(answer - self._hidden)
+        return Score(passed=err <= 1, score=float(err <= 1), metric="abs_error", value=err,
+                     threshold=1.0, truth=self._hidden)
+
+
+class ToySuite(Suite):
+    name = "toy"
+    description = "guess a number"
+
+    def tasks(self) -> list[TaskInfo]:
+        return [TaskInfo("guess")]
+
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> Episode:
+        return GuessEpisode(task_id, seed, int(options.get("budget", 10)))
+
+    def plan(self, **options: Any) -> list[EpisodeSpec]:
+        return [EpisodeSpec("toy", "guess", s, {"budget": 10}) for s in range(options.get("n", 4))]
+
+
+class Bisect:
+    def solve(self, view) -> None:
+        lo, hi = 0.0, 100.0
+        for _ in range(9):
+            mid = (lo + hi) / 2
+            if view.call("probe", {"x": mid}).data["above"]:
+                lo = mid
+            else:
+                hi = mid
+        view.call("submit", {"answer": (lo + hi) / 2})
+
+
+class GiveUp:
+    def solve(self, view) -> None:
+        view.call("probe", {"x": 50})
+
+
+class Crash:
+    def solve(self, view) -> None:
+        raise RuntimeError("boom")
+
+
+AGENTS = {"bisect": "toy_suite:Bisect", "give-up": "toy_suite:GiveUp", "crash": "toy_suite:Crash"}
+
+
+def install() -> None:
+    """Register the toy suite and its agents in this process."""
+    import sys
+    import types
+
+    from discoverygym.core import suite as suite_mod
+
+    suite_mod.SUITES.setdefault("toy", "toy_suite:ToySuite")
+    module = types.ModuleType("discoverygym.agents.toy")
+    module.AGENTS = AGENTS
+    sys.modules["discoverygym.agents.toy"] = module
