@@ -17,14 +17,23 @@ def play_scripted(spec: dict[str, Any], agent: str) -> dict[str, Any]:
     episode = suite.episode(episode_spec.task_id, seed=episode_spec.seed,
                             **episode_spec.options)
     error = None
+    player = None
     try:
-        make_agent(episode_spec.suite, agent).solve(episode.view())
+        player = make_agent(episode_spec.suite, agent)
+        if getattr(player, "privileged", False):
+            # Calibration agents (an oracle that submits the truth) get the episode
+            # itself; their records are flagged so they never pass for real agents.
+            player.solve_privileged(episode)
+        else:
+            player.solve(episode.view())
     except Exception as exc:
         error = f"agent crashed: {type(exc).__name__}: {exc}"
         tb = traceback.format_exc(limit=8)
     else:
         tb = None
     record = episode.record(agent=agent, error=error)
+    if getattr(player, "privileged", False):
+        record.details["privileged_agent"] = True
     if tb:
         record.details["agent_traceback"] = tb
     return record.to_dict()
