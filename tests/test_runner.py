@@ -74,7 +74,8 @@ def test_resume_after_kill_finishes_without_duplicates(tmp_path):
                 time.sleep(0.4)
                 super().solve(view)
         toy_suite.Slow = Slow
-        sys.modules["discoverygym.agents.toy"].AGENTS["slow"] = "toy_suite:Slow"
+        from discoverygym.core import register_agents
+        register_agents("toy", {{"slow": "toy_suite:Slow"}})
         from discoverygym.core import get_suite
         from discoverygym.run import run_episodes
         run_episodes(get_suite("toy").plan(n=10), out_dir={str(out)!r}, agent=sys.argv[1],

@@ -101,13 +101,21 @@ AGENTS = {"bisect": "toy_suite:Bisect", "give-up": "toy_suite:GiveUp", "crash": 
 
 
 def install() -> None:
-    """Register the toy suite and its agents in this process."""
-    import sys
-    import types
+    """Register the toy suite and its agents in this process and, through
+    DISCOVERYGYM_PLUGINS, in every worker process it starts."""
+    import os
 
-    from discoverygym.core import suite as suite_mod
+    plugins = [p for p in os.environ.get("DISCOVERYGYM_PLUGINS", "").split(",") if p]
+    if "toy_suite" not in plugins:
+        os.environ["DISCOVERYGYM_PLUGINS"] = ",".join([*plugins, "toy_suite"])
+    register()
 
-    suite_mod.SUITES.setdefault("toy", "toy_suite:ToySuite")
-    module = types.ModuleType("discoverygym.agents.toy")
-    module.AGENTS = AGENTS
-    sys.modules["discoverygym.agents.toy"] = module
+
+def register() -> None:
+    from discoverygym.core import register_agents, register_suite
+
+    register_suite("toy", "toy_suite:ToySuite")
+    register_agents("toy", AGENTS)
+
+
+register()  # importing this module as a plugin registers it

@@ -14,7 +14,10 @@ from .suite import (
     agent_table,
     available_suites,
     get_suite,
+    load_plugins,
     make_agent,
+    register_agents,
+    register_suite,
     suite_names,
 )
 from .tools import ToolResult, ToolSpec, validate_arguments
@@ -23,6 +26,7 @@ __all__ = [
     "Agent", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
     "EpisodeSpec", "EpisodeView", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
-    "agent_table", "available_suites", "episode_key", "get_suite", "make_agent",
+    "agent_table", "available_suites", "episode_key", "get_suite", "load_plugins", "make_agent",
+    "register_agents", "register_suite",
     "suite_names", "validate_arguments",
 ]

@@ -4,10 +4,12 @@ so `core` imports no suite and a missing optional extra only hides its suite).""
 from __future__ import annotations
 
 import importlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from .episode import Episode, EpisodeView
@@ -107,6 +109,37 @@ SUITES: dict[str, str] = {
 }
 
 
+def register_suite(name: str, path: str) -> None:
+    """Register a suite class by import path ("module:Class"), e.g. from a plugin."""
+    SUITES[name] = path
+    get_suite.cache_clear()
+
+
+_EXTRA_AGENTS: dict[str, dict[str, str]] = {}
+
+
+def register_agents(suite: str, table: dict[str, str]) -> None:
+    """Register scripted agents ("name" -> "module:Class") for a suite, e.g. from a plugin."""
+    _EXTRA_AGENTS.setdefault(suite, {}).update(table)
+
+
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Import the plugin modules named in DISCOVERYGYM_PLUGINS (comma separated) and
+    the `discoverygym.plugins` entry points. Plugins call `register_suite` /
+    `register_agents`. Runs once per process; worker processes inherit the variable."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for module in filter(None, os.environ.get("DISCOVERYGYM_PLUGINS", "").split(",")):
+        importlib.import_module(module.strip())
+    for entry in entry_points(group="discoverygym.plugins"):
+        entry.load()
+
+
 def _load(path: str) -> Any:
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -119,6 +152,7 @@ def suite_names() -> list[str]:
 @cache
 def get_suite(name: str) -> Suite:
     """The suite called `name` (one instance per process)."""
+    load_plugins()
     if name not in SUITES:
         raise UnknownName(f"Unknown suite {name!r}. Suites: {', '.join(SUITES)}.")
     return _load(SUITES[name])()
@@ -126,8 +160,9 @@ def get_suite(name: str) -> Suite:
 
 def available_suites() -> dict[str, Suite | Exception]:
     """Every registered suite, or the import error that hides it (e.g. a missing extra)."""
+    load_plugins()
     out: dict[str, Suite | Exception] = {}
-    for name in SUITES:
+    for name in list(SUITES):
         try:
             out[name] = get_suite(name)
         except (ImportError, AttributeError) as exc:
@@ -138,11 +173,16 @@ def available_suites() -> dict[str, Suite | Exception]:
 def agent_table(suite: str) -> dict[str, str]:
     """Scripted agents of a suite: name -> "module:attribute". Each suite's agents live
     in `discoverygym.agents.<suite>` as a dict named AGENTS."""
+    load_plugins()
+    table: dict[str, str] = {}
     try:
         module = importlib.import_module(f"discoverygym.agents.{suite.replace('-', '_')}")
-    except ModuleNotFoundError:
-        return {}
-    return dict(getattr(module, "AGENTS", {}))
+        table.update(getattr(module, "AGENTS", {}))
+    except ModuleNotFoundError as exc:
+        if exc.name != f"discoverygym.agents.{suite.replace('-', '_')}":
+            raise
+    table.update(_EXTRA_AGENTS.get(suite, {}))
+    return table
 
 
 def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:
