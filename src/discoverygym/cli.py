@@ -116,6 +116,8 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
     workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
     executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
+    address: Annotated[str | None, typer.Option(
+        help="Ray cluster address (default: RAY_ADDRESS, else a local cluster).")] = None,
     resume: Annotated[bool, typer.Option(help="Skip episodes already in --out.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ):
@@ -151,7 +153,8 @@ def run(
         try:
             result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
                                   workers=workers, resume=resume, config=config,
-                                  show_progress=not quiet)
+                                  show_progress=not quiet,
+                                  executor_options={"address": address} if address else None)
         except FileExistsError as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
@@ -160,6 +163,34 @@ def run(
         console.print(f"[red]infrastructure failure:[/red] {line}")
     console.print(f"records: {result.out_dir / 'records.jsonl'}")
     console.print(f"summary: {result.out_dir / 'summary.json'}")
+
+
+@app.command("leaderboard")
+def leaderboard_cmd(
+    runs: Annotated[list[str] | None, typer.Argument(
+        help="Run directories, records.jsonl files or glob patterns (default runs/*).")] = None,
+    by: Annotated[str, typer.Option(help="Group keys, comma separated: agent, model, suite, "
+                                         "protocol, world, task_id, run, or any option such as tier.")]
+        = "suite,agent,model",
+    fmt: Annotated[str, typer.Option("--format", help="table | csv | json | markdown")] = "table",
+):
+    """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
+    from .run.leaderboard import format_rows, leaderboard
+
+    try:
+        rows = leaderboard(list(runs or []), [k.strip() for k in by.split(",") if k.strip()])
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if fmt != "table":
+        typer.echo(format_rows(rows, fmt))
+        return
+    table = Table(title="leaderboard")
+    for col in (rows[0] if rows else {}):
+        table.add_column(col, justify="right" if col not in by.split(",") else "left")
+    for r in rows:
+        table.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r.values()])
+    console.print(table)
 
 
 @app.command("options")

@@ -62,6 +62,7 @@ def run_episodes(
     resume: bool = False,
     config: dict[str, Any] | None = None,
     show_progress: bool = True,
+    executor_options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run `specs` and write the run directory.
 
@@ -112,7 +113,7 @@ def run_episodes(
     try:
         with progress:
             bar = progress.add_task(f"{who or agent}", total=len(jobs))
-            for i, result in execute(jobs, workers=workers):
+            for i, result in execute(jobs, workers=workers, **(executor_options or {})):
                 if isinstance(result, Exception):
                     failures.append(f"{todo[i].task_id} seed={todo[i].seed}: "
                                     f"{type(result).__name__}: {result}")
