@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-dev sandbox-deps lint bench clean
+.PHONY: demo test install install-dev system-deps lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -17,15 +17,22 @@ install-dev: $(BIN)/python
 demo: install
 	$(BIN)/discoverygym run gravity --agent expert-adaptive --protocol budget-obs-100
 
-# The sandbox uses bubblewrap when the host has it; as root we install it if missing
-# (best effort: the sandbox falls back to weaker isolation, loudly, without it).
-sandbox-deps:
-	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-	  && (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 \
-	  && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) ; } || true
+# System packages the tests use when present: bubblewrap (the sandbox's strongest
+# isolation) and chromium (renders the HTML report). As root with apt we install them
+# if missing; best effort: without them the sandbox falls back loudly to weaker
+# isolation and the rendering test skips with the reason.
+SYSTEM_DEPS := bwrap:bubblewrap chromium:chromium
+system-deps:
+	@for pair in $(SYSTEM_DEPS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 && continue; \
+	  [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || continue; \
+	  echo "installing $$pkg (apt)"; \
+	  apt-get install -y -qq $$pkg >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1; \
+	    apt-get install -y -qq $$pkg >/dev/null 2>&1; } || echo "could not install $$pkg"; \
+	done; true
 
 # pytest exits 5 when it collects nothing; that is not a failure of the build.
-test: install-dev sandbox-deps
+test: install-dev system-deps
 	$(BIN)/python -m pytest -q || [ $$? -eq 5 ]
 
 lint: install-dev

@@ -74,6 +74,15 @@ class ToySuite(Suite):
     def plan(self, **options: Any) -> list[EpisodeSpec]:
         return [EpisodeSpec("toy", "guess", s, {"budget": 10}) for s in range(options.get("n", 4))]
 
+    def report_sections(self, records):
+        from discoverygym.report.figures import figure_html, new_figure
+
+        fig, ax = new_figure()
+        ax.scatter([r["truth"] for r in records], [r["answer"] or 0 for r in records])
+        ax.set_xlabel("hidden number")
+        ax.set_ylabel("answer")
+        return [("answers vs truth", figure_html(fig, "answers vs truth"))]
+
 
 class Bisect:
     def solve(self, view) -> None:

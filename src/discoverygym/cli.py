@@ -193,6 +193,21 @@ def leaderboard_cmd(
     console.print(table)
 
 
+@app.command("report")
+def report_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="HTML file to write "
+                                                "(default RUN_DIR/report.html).")] = None,
+):
+    """Write a self-contained HTML report (no network needed to view it)."""
+    from .report import write_report
+
+    if not (run_dir / "records.jsonl").exists():
+        console.print(f"[red]error:[/red] {run_dir} has no records.jsonl")
+        raise typer.Exit(2)
+    console.print(f"report: {write_report(run_dir, output)}")
+
+
 @app.command("options")
 def show_options(suite: str):
     """List a suite's run options."""

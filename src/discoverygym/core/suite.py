@@ -79,6 +79,11 @@ class Suite(ABC):
         """Suite-specific aggregates added to summary.json (by default none)."""
         return {}
 
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Plots for `discoverygym report`: (title, self-contained HTML fragment) pairs.
+        Suites override this; the report module supplies the plotting helpers."""
+        return []
+
     def parse_options(self, raw: dict[str, str]) -> dict[str, Any]:
         """Parse command-line strings into typed options; reject unknown names."""
         known = {opt.name: opt for opt in self.run_options}
