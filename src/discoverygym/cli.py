@@ -208,6 +208,35 @@ def report_cmd(
     console.print(f"report: {write_report(run_dir, output)}")
 
 
+def _episode_options(raw: dict[str, str]) -> dict[str, Any]:
+    """Episode options from the command line; integer-looking values become ints."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        out[key.replace("-", "_")] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+@app.command("mcp", context_settings={"allow_extra_args": True,
+                                      "ignore_unknown_options": True})
+def mcp_cmd(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help="Suite name.")],
+    task: Annotated[str, typer.Argument(help="Task id.")],
+    record: Annotated[Path, typer.Option(help="Where the record is written when the episode "
+                                               "ends (never sent to the client).")],
+    seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
+    interpreter: Annotated[bool, typer.Option(help="Offer the sandboxed python tool.")] = True,
+):
+    """Serve one episode over MCP on stdio (episode options follow, e.g. --world A
+    --protocol budget-obs-100)."""
+    import anyio
+
+    from .adapters.mcp_server import serve_stdio
+
+    episode = get_suite(suite).episode(task, seed=seed, **_episode_options(_parse_extra(ctx.args)))
+    anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
+
+
 @app.command("options")
 def show_options(suite: str):
     """List a suite's run options."""

@@ -1,0 +1,67 @@
+"""The `python` tool every front-end offers beside an episode's own tools: a stateful
+sandboxed interpreter that starts with the episode's workspace and is refreshed after
+each environment tool call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import Episode, ToolResult, ToolSpec
+
+PYTHON_TOOL = ToolSpec(
+    name="python",
+    description=(
+        "Run Python code in your private, stateful interpreter (numpy, scipy, pandas, sympy, "
+        "astropy available; no network; variables persist between calls). The episode's data "
+        "is preloaded as variables and refreshed after every other tool call. Print what you "
+        "want to see; the value of a bare last expression is shown too."),
+    parameters={"type": "object", "properties": {"code": {"type": "string"}},
+                "required": ["code"], "additionalProperties": False},
+)
+
+
+class InterpreterTool:
+    """Owns one sandboxed interpreter for one episode. Created lazily on first use."""
+
+    def __init__(self, episode: Episode, **config: Any) -> None:
+        self._episode = episode
+        self._config = config
+        self._interpreter: Any = None
+
+    @property
+    def isolation(self) -> str | None:
+        return getattr(self._interpreter, "isolation", None)
+
+    def _ensure(self) -> Any:
+        if self._interpreter is None:
+            from ..sandbox import Interpreter, SandboxConfig
+
+            cfg = SandboxConfig(**self._config) if self._config else SandboxConfig()
+            self._interpreter = Interpreter(self._episode.workspace(), config=cfg)
+        return self._interpreter
+
+    def run(self, code: str) -> ToolResult:
+        if not isinstance(code, str):
+            return ToolResult("The python tool takes {'code': '<python source>'}.", is_error=True)
+        res = self._ensure().execute(code)
+        parts = []
+        if res.notice:
+            parts.append(f"[{res.notice}]")
+        if res.stdout:
+            parts.append(res.stdout)
+        if res.stderr:
+            parts.append("[stderr]\n" + res.stderr)
+        if res.value is not None:
+            parts.append(res.value)
+        if res.error:
+            parts.append(res.error)
+        return ToolResult("\n".join(parts) or "(no output)", is_error=bool(res.error))
+
+    def refresh(self) -> None:
+        if self._interpreter is not None:
+            self._interpreter.update_workspace(self._episode.workspace())
+
+    def close(self) -> None:
+        if self._interpreter is not None:
+            self._interpreter.close()
+            self._interpreter = None

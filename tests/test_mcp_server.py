@@ -1,0 +1,67 @@
+"""An MCP client (the SDK's, over real stdio) plays an episode to a record."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+TESTS = Path(__file__).parent
+
+
+def _server(args: list[str]) -> StdioServerParameters:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    env["DISCOVERYGYM_PLUGINS"] = "toy_suite"
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "discoverygym.cli", "mcp", *args], env=env)
+
+
+async def _play(args: list[str], bad_first: bool, submit: bool) -> dict:
+    async with stdio_client(_server(args)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert "hidden number" in (init.instructions or "")
+            tools = {t.name for t in (await session.list_tools()).tools}
+            assert {"probe", "submit"} <= tools
+            if bad_first:
+                bad = await session.call_tool("probe", {"x": "not a number"})
+                assert bad.is_error and "number" in bad.content[0].text
+            lo, hi = 0.0, 100.0
+            for _ in range(9):
+                mid = (lo + hi) / 2
+                res = await session.call_tool("probe", {"x": mid})
+                if "True" in res.content[0].text:
+                    lo = mid
+                else:
+                    hi = mid
+            if submit:
+                res = await session.call_tool("submit", {"answer": (lo + hi) / 2})
+                text = res.content[0].text
+                assert "ended" in text and "abs_error" not in text and "pass" not in text
+    return {}
+
+
+def test_mcp_client_plays_to_a_passing_record(tmp_path):
+    record = tmp_path / "rec.json"
+    anyio.run(_play, ["toy", "guess", "--record", str(record), "--seed", "3", "--budget", "10",
+                      "--no-interpreter"], True, True)
+    data = json.loads(record.read_text())
+    assert data["passed"] is True and data["agent"] == "mcp-client"
+    assert data["usage"]["tool_errors"] == 1 and data["usage"]["observations"] == 9
+
+
+def test_disconnect_without_answer_is_a_failed_record(tmp_path):
+    record = tmp_path / "rec.json"
+    anyio.run(_play, ["toy", "guess", "--record", str(record), "--budget", "10",
+                      "--no-interpreter"], False, False)
+    data = json.loads(record.read_text())
+    assert data["passed"] is False and "disconnected" in data["error"]
