@@ -1,0 +1,253 @@
+"""Classical world physics in JAX: N hard spheres in the box [-L, L]^D under a pair
+force law, with an inertia model, elastic collisions and semi-implicit Euler.
+
+Everything is a pure function over explicit state (JAX-MD style). An altered law is a
+different `PairForceLaw` or `InertiaModel` handed to the same `make_advance`; the step
+never branches on a law's name.
+
+Float64: every JAX call of this module must run inside `x64()` (a local
+`jax.enable_x64(True)` context), so the rest of the process keeps JAX's float32
+default. The cached compiled functions are created and called inside that context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import constants as C
+
+
+def x64():
+    """The float64 context every call into this module runs in."""
+    return jax.enable_x64(True)
+
+
+class State(NamedTuple):
+    """Dynamical state. x, v: (N, D) positions and velocities; s: (N, D, D) the
+    inertia memory S of the anisotropic-inertia law (stays zero otherwise)."""
+
+    x: jax.Array
+    v: jax.Array
+    s: jax.Array
+
+
+class Bodies(NamedTuple):
+    """Fixed per-particle properties: mass (N,), radius (N,)."""
+
+    mass: jax.Array
+    radius: jax.Array
+
+
+# A pair force law: softened separation r (any shape) -> |F| / (m_i m_j), the force
+# magnitude per unit mass product.
+PairForceLaw = Callable[[jax.Array], jax.Array]
+# An inertia model: (force (N, D), mass (N,), s (N, D, D)) -> (acceleration, dS/dt).
+InertiaModel = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+
+
+# ---- force laws ----------------------------------------------------------------------
+def newton_force(g: float = C.G) -> PairForceLaw:
+    """Newtonian gravity: |F| = G m_i m_j / r^2."""
+    return lambda r: g / r**2
+
+
+def inverse_r_force(g: float = C.G) -> PairForceLaw:
+    """1/R gravity: |F| = G m_i m_j / r."""
+    return lambda r: g / r
+
+
+def ripple_force(g: float = C.G, amplitude: float = C.RIPPLE_AMPLITUDE,
+                 wavelength: float = C.RIPPLE_WAVELENGTH, phase: float = C.RIPPLE_PHASE
+                 ) -> PairForceLaw:
+    """Ripple gravity: |F| = G m_i m_j / r^2 * [1 + A sin(2 pi r / lambda_g + phi)]."""
+    return lambda r: g / r**2 * (1.0 + amplitude * jnp.sin(2.0 * jnp.pi * r / wavelength + phase))
+
+
+def pair_forces(x: jax.Array, mass: jax.Array, law: PairForceLaw,
+                softening: float = C.SOFTENING) -> jax.Array:
+    """Total force (N, D) on each particle: sum over j of |F|(r_s) along x_j - x_i, with
+    the Plummer-softened separation r_s = sqrt(r^2 + eps^2). The self term vanishes
+    because its separation vector is zero."""
+    sep = x[None, :, :] - x[:, None, :]  # [i, j] = x_j - x_i
+    r_soft = jnp.sqrt(jnp.sum(sep**2, axis=-1) + softening**2)
+    per_r = law(r_soft) * mass[:, None] * mass[None, :] / r_soft
+    return jnp.sum(per_r[:, :, None] * sep, axis=1)
+
+
+# ---- inertia models -------------------------------------------------------------------
+def standard_inertia() -> InertiaModel:
+    """a = F / m; S stays zero."""
+    def inertia(force, mass, s):
+        return force / mass[:, None], jnp.zeros_like(s)
+    return inertia
+
+
+def _solve_identity_plus(b: jax.Array, f: jax.Array) -> jax.Array:
+    """(I + B)^-1 f for batches of 2x2 or 3x3 B, by the adjugate. With B = 0 the
+    adjugate is I and the determinant 1, so the result is f bit for bit (this makes
+    kappa = 0 reduce exactly to the standard law)."""
+    dim = b.shape[-1]
+    m = b + jnp.eye(dim, dtype=b.dtype)
+    if dim == 2:
+        a, bb, c, d = m[..., 0, 0], m[..., 0, 1], m[..., 1, 0], m[..., 1, 1]
+        det = a * d - bb * c
+        out0 = d * f[..., 0] - bb * f[..., 1]
+        out1 = -c * f[..., 0] + a * f[..., 1]
+        return jnp.stack([out0, out1], axis=-1) / det[..., None]
+    if dim == 3:
+        cof = jnp.stack([
+            jnp.cross(m[..., 1, :], m[..., 2, :]),
+            jnp.cross(m[..., 2, :], m[..., 0, :]),
+            jnp.cross(m[..., 0, :], m[..., 1, :]),
+        ], axis=-1)  # columns are the cofactor rows: cof = adj(m)
+        det = jnp.sum(m[..., 0, :] * cof[..., :, 0], axis=-1)
+        return jnp.einsum("...ij,...j->...i", cof, f) / det[..., None]
+    raise ValueError(f"dimension must be 2 or 3, got {dim}")
+
+
+def anisotropic_inertia(kappa: float, decay_rate: float = C.INERTIA_DECAY_RATE) -> InertiaModel:
+    """Anisotropic inertia: a = M^-1 F with M = m I + kappa S and dS/dt = -lambda S + a a^T
+    (lambda = `decay_rate`). S is positive semi-definite, so M is positive definite."""
+    def inertia(force, mass, s):
+        scale = kappa / mass
+        acc = _solve_identity_plus(scale[:, None, None] * s, force) / mass[:, None]
+        rate = -decay_rate * s + acc[:, :, None] * acc[:, None, :]
+        return acc, rate
+    return inertia
+
+
+# ---- collisions -----------------------------------------------------------------------
+def collide_spheres(x: jax.Array, v: jax.Array, bodies: Bodies) -> jax.Array:
+    """Elastic (restitution 1) impulses between touching spheres that approach each
+    other. All pairs are resolved at once from the pre-collision velocities (exact for
+    any number of disjoint pairs; a rare triple contact gets the sum of pair impulses)."""
+    n = x.shape[0]
+    sep = x[None, :, :] - x[:, None, :]  # x_j - x_i
+    eye = jnp.eye(n, dtype=bool)
+    dist = jnp.sqrt(jnp.sum(sep**2, axis=-1))
+    safe = jnp.where(eye, 1.0, dist)
+    normal = sep / safe[:, :, None]
+    rel = jnp.sum((v[None, :, :] - v[:, None, :]) * normal, axis=-1)  # (v_j - v_i) . n
+    contact = (dist < bodies.radius[:, None] + bodies.radius[None, :]) & ~eye & (rel < 0)
+    m = bodies.mass
+    weight = jnp.where(contact, 2.0 * m[None, :] / (m[:, None] + m[None, :]) * rel, 0.0)
+    return v + jnp.sum(weight[:, :, None] * normal, axis=1)
+
+
+def bounce_walls(x: jax.Array, v: jax.Array, radius: jax.Array,
+                 half_width: float = C.BOX_HALF_WIDTH) -> jax.Array:
+    """Reflect the velocity component of a sphere that touches a wall and moves into it."""
+    lo = -half_width + radius[:, None]
+    hi = half_width - radius[:, None]
+    into = ((x < lo) & (v < 0)) | ((x > hi) & (v > 0))
+    return jnp.where(into, -v, v)
+
+
+# ---- the integrator -------------------------------------------------------------------
+def make_step(force_law: PairForceLaw, inertia: InertiaModel, dt: float = C.DT,
+              softening: float = C.SOFTENING, half_width: float = C.BOX_HALF_WIDTH
+              ) -> Callable[[State, Bodies], State]:
+    """One semi-implicit Euler step: a from the current positions (and S), v += a dt,
+    x += v dt, S += dS/dt dt, then collisions with spheres and walls."""
+    def step(state: State, bodies: Bodies) -> State:
+        force = pair_forces(state.x, bodies.mass, force_law, softening)
+        acc, s_rate = inertia(force, bodies.mass, state.s)
+        v = state.v + dt * acc
+        x = state.x + dt * v
+        s = state.s + dt * s_rate
+        v = collide_spheres(x, v, bodies)
+        v = bounce_walls(x, v, bodies.radius, half_width)
+        return State(x, v, s)
+    return step
+
+
+@dataclass(frozen=True)
+class Law:
+    """A named law of the classical world: a pair force law and an inertia model."""
+
+    name: str
+    description: str
+    force_law: PairForceLaw
+    inertia: InertiaModel
+    kappa: float = 0.0
+
+
+def make_advance(law: Law, chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS, dt: float = C.DT
+                 ) -> Callable[[State, Bodies, int], State]:
+    """A jitted `advance(state, bodies, n_steps)` running `n_steps` steps. Whole chunks
+    of `chunk_steps` run as one `lax.scan` (unrolled a little); the remainder runs in a
+    `fori_loop` with the same step. Call it inside `x64()`.
+
+    Both paths apply the same step function, so stopping at any step gives the
+    integration state there: measurements and truths are exact integrator states."""
+    step = make_step(law.force_law, law.inertia, dt)
+
+    def chunk(state: State, bodies: Bodies) -> State:
+        def body(carry, _):
+            return step(carry, bodies), None
+        out, _ = jax.lax.scan(body, state, None, length=chunk_steps, unroll=8)
+        return out
+
+    def run(state: State, bodies: Bodies, n_chunks: jax.Array, n_rest: jax.Array) -> State:
+        state = jax.lax.fori_loop(0, n_chunks, lambda _, s: chunk(s, bodies), state)
+        return jax.lax.fori_loop(0, n_rest, lambda _, s: step(s, bodies), state)
+
+    compiled = jax.jit(run)
+
+    def advance(state: State, bodies: Bodies, n_steps: int) -> State:
+        n_chunks, n_rest = divmod(int(n_steps), chunk_steps)
+        return compiled(state, bodies, n_chunks, n_rest)
+    return advance
+
+
+def as_state(x: np.ndarray, v: np.ndarray, s: np.ndarray | None = None) -> State:
+    """A float64 State from NumPy arrays (call inside `x64()`)."""
+    x = jnp.asarray(x, dtype=jnp.float64)
+    n, d = x.shape
+    s = jnp.zeros((n, d, d), dtype=jnp.float64) if s is None else jnp.asarray(s, jnp.float64)
+    return State(x, jnp.asarray(v, dtype=jnp.float64), s)
+
+
+def as_bodies(mass: np.ndarray, radius: np.ndarray) -> Bodies:
+    """Float64 Bodies from NumPy arrays (call inside `x64()`)."""
+    return Bodies(jnp.asarray(mass, dtype=jnp.float64), jnp.asarray(radius, dtype=jnp.float64))
+
+
+# ---- the laws of the benchmark ----------------------------------------------------------
+def build_law(name: str, inertia_decay: float = C.INERTIA_DECAY_RATE) -> Law:
+    """The law called `name` (see LAW_NAMES); `inertia_decay` is lambda of the
+    anisotropic-inertia laws."""
+    table: dict[str, Callable[[], Law]] = {
+        "normal": lambda: Law("normal", "Newtonian gravity", newton_force(), standard_inertia()),
+        "kappa10": lambda: Law("kappa10", "Newtonian gravity with anisotropic inertia, kappa=10",
+                               newton_force(), anisotropic_inertia(10.0, inertia_decay), 10.0),
+        "kappa20": lambda: Law("kappa20", "Newtonian gravity with anisotropic inertia, kappa=20",
+                               newton_force(), anisotropic_inertia(20.0, inertia_decay), 20.0),
+        "inv-r": lambda: Law("inv-r", "1/R gravity", inverse_r_force(), standard_inertia()),
+        "ripple": lambda: Law("ripple", "ripple gravity", ripple_force(), standard_inertia()),
+        "combined": lambda: Law("combined", "1/R gravity with anisotropic inertia, kappa=10",
+                                inverse_r_force(), anisotropic_inertia(10.0, inertia_decay), 10.0),
+    }
+    if name.startswith("kappa=") or name.startswith("aniso-"):
+        kappa = float(name.split("=" if "=" in name else "-", 1)[1])
+        return Law(name, f"Newtonian gravity with anisotropic inertia, kappa={kappa:g}",
+                   newton_force(), anisotropic_inertia(kappa, inertia_decay), kappa)
+    if name not in table:
+        raise ValueError(f"unknown classical law {name!r}; laws: {', '.join(table)}")
+    return table[name]()
+
+
+LAW_NAMES = ("normal", "kappa10", "kappa20", "inv-r", "ripple", "combined")
+
+
+@cache
+def advance_for(law_name: str, inertia_decay: float = C.INERTIA_DECAY_RATE,
+                chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS) -> Callable[[State, Bodies, int], State]:
+    """One jitted advance function per law (JAX then compiles once per shape N, D)."""
+    return make_advance(build_law(law_name, inertia_decay), chunk_steps)
