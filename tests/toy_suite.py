@@ -41,6 +41,9 @@ class GuessEpisode(Episode):
     def workspace(self) -> dict[str, Any]:
         return {"probes": list(self._probes)}
 
+    def budget_left(self) -> float | None:
+        return self._budget.remaining
+
     def _probe(self, args: dict[str, Any]) -> ToolResult:
         if not 0 <= args["x"] <= 100:
             raise ToolInputError("x must lie in [0, 100]. Nothing was charged.")

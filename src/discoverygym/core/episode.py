@@ -65,6 +65,11 @@ class Episode(ABC):
     def _score(self, answer: Any) -> Score:
         """Score a submitted answer against the hidden truth."""
 
+    def budget_left(self) -> float | None:
+        """What remains of the episode's main budget (observations, cost units,
+        submissions), or None if it has none. Suites with a budget override this."""
+        return None
+
     def _truth_for_record(self) -> Any:
         """The truth to store in the record when there is no answer to score."""
         return None
