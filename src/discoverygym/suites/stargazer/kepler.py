@@ -62,3 +62,35 @@ def semi_amplitude_ms(m_sin_i_mjup: float, star_mass_msun: float, P_days: float,
 def m_sin_i_mjup(K_ms: float, star_mass_msun: float, P_days: float, e: float) -> float:
     """Inverse of `semi_amplitude_ms`."""
     return K_ms / semi_amplitude_ms(1.0, star_mass_msun, P_days, e)
+
+
+# ---- several planets at once ------------------------------------------------------
+# A planet set is an (N, 5) float array with columns PLANET_COLUMNS; the same layout is
+# used by the generator, the evaluator and the real-system refits.
+PLANET_COLUMNS = ("P_days", "K_ms", "e", "omega_rad", "l_rad")
+
+
+def rv_curves(t_days: ArrayLike, planets: ArrayLike, t_ref_days: float) -> NDArray[np.float64]:
+    """Single-planet RV curves (m/s), shape (N, len(t)), for an (N, 5) planet array with
+    columns PLANET_COLUMNS. Vectorised over planets and epochs."""
+    t = np.asarray(t_days, dtype=float)
+    p = np.asarray(planets, dtype=float).reshape(-1, 5)
+    if p.shape[0] == 0:
+        return np.zeros((0, t.size))
+    period, k, ecc, omega, lam = (p[:, i:i + 1] for i in range(5))
+    mean_anom = (lam - omega) + TWO_PI * (t[None, :] - t_ref_days) / period
+    nu = true_anomaly(mean_anom, ecc)
+    return k * (np.cos(nu + omega) + ecc * np.cos(omega))
+
+
+def rv_total(t_days: ArrayLike, planets: ArrayLike, t_ref_days: float) -> NDArray[np.float64]:
+    """Sum of the Keplerian signals of all planets (m/s) at times t (days)."""
+    return rv_curves(t_days, planets, t_ref_days).sum(axis=0)
+
+
+def mean_longitude_from_periastron(tp_days: float, P_days: float, omega_rad: float,
+                                   t_ref_days: float) -> float:
+    """Mean longitude l = omega + M0 (rad, in [0, 2 pi)) at t_ref for a planet whose
+    periastron passage is at tp (days)."""
+    m0 = TWO_PI * (t_ref_days - tp_days) / P_days
+    return float(np.mod(omega_rad + m0, TWO_PI))

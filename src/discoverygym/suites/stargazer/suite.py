@@ -1,0 +1,154 @@
+"""The `stargazer` suite: task listing, episode construction, run plans, summaries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
+from .episode import StargazerEpisode
+from .evaluator import CRITERIA, MODES
+from .task import RVTask
+
+TIERS = ("easy", "medium", "hard", "real")
+
+
+def _parse_tier(value: str) -> str:
+    if value not in TIERS:
+        raise ValueError(f"tier must be one of {', '.join(TIERS)}")
+    return value
+
+
+def _parse_mode(value: str) -> str:
+    if value not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    return value
+
+
+def _parse_tasks(value: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in value.split(",") if x.strip())
+
+
+class StargazerSuite(Suite):
+    """Radial-velocity exoplanet discovery (Stargazer): synthetic banks, real systems and
+    imported published task files, scored in the published mode v1 or our strict v2."""
+
+    name = "stargazer"
+    description = ("Find the planets in radial-velocity data: synthetic tasks in three "
+                   "tiers, real systems, published task files; scoring v1 (published) or "
+                   "v2 (strict).")
+    run_options = (
+        RunOption("tier", "easy | medium | hard | real (default: all)", _parse_tier),
+        RunOption("mode", "scoring mode v1 (published rule) | v2 (strict, default)",
+                  _parse_mode, "v2"),
+        RunOption("bank_seed", "use the synthetic bank of this seed instead of the default",
+                  int),
+        RunOption("tasks_from", "directory of published task JSON files to run instead", str),
+        RunOption("tasks", "comma-separated task ids", _parse_tasks),
+    )
+
+    # ---- tasks -------------------------------------------------------------------------
+    def tasks(self) -> list[TaskInfo]:
+        out = []
+        for task_id in bank_task_ids(DEFAULT_BANK_SEED):
+            tier = task_id.split("-")[0]
+            out.append(TaskInfo(task_id, f"synthetic RV system ({tier})", {"tier": tier}))
+        out.extend(self._real_infos())
+        return out
+
+    def _real_infos(self) -> list[TaskInfo]:
+        return []
+
+    def load_task(self, task_id: str, **options: Any) -> RVTask:
+        """The task behind an id (bank, real, or a published file under `tasks_from`)."""
+        if is_bank_id(task_id):
+            try:
+                return bank_task(task_id)
+            except ValueError as exc:
+                raise UnknownName(str(exc)) from None
+        raise UnknownName(
+            f"Unknown stargazer task {task_id!r}. Ids: easy-000..easy-{BANK_SIZES['easy'] - 1:03d}, "
+            f"medium-000.., hard-000.., bank<N>-<tier>-<k>.")
+
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> StargazerEpisode:
+        mode = options.get("mode", "v2")
+        unknown = set(options) - {"mode", "tasks_from"}
+        if unknown:
+            raise ValueError(f"unknown stargazer episode option(s): {', '.join(sorted(unknown))}")
+        task = self.load_task(task_id, **options)
+        return StargazerEpisode(task, seed=seed, mode=_parse_mode(mode),
+                                options={k: v for k, v in options.items() if v is not None}
+                                | {"mode": mode})
+
+    # ---- plans -------------------------------------------------------------------------
+    def plan(self, *, tier: str | None = None, mode: str = "v2", bank_seed: int | None = None,
+             tasks_from: str | None = None, tasks: tuple[str, ...] | None = None,
+             seeds: int = 1) -> list[EpisodeSpec]:
+        """Episodes of a run. Default: the default bank's 100 tasks and the 20 real ones."""
+        _parse_mode(mode)
+        options: dict[str, Any] = {"mode": mode}
+        ids = self._plan_ids(tier, bank_seed, tasks_from, options)
+        if tasks:
+            wanted = set(tasks)
+            ids = [i for i in ids if i in wanted] + [
+                i for i in tasks if i not in set(ids) and self._known(i, options)]
+        return [EpisodeSpec(self.name, task_id, s, dict(options))
+                for task_id in ids for s in range(seeds)]
+
+    def _plan_ids(self, tier: str | None, bank_seed: int | None, tasks_from: str | None,
+                  options: dict[str, Any]) -> list[str]:
+        ids: list[str] = []
+        bank = DEFAULT_BANK_SEED if bank_seed is None else int(bank_seed)
+        if tier in (None, "easy", "medium", "hard"):
+            ids += [i for i in bank_task_ids(bank)
+                    if tier is None or i.removeprefix(f"bank{bank}-").startswith(tier)]
+        return ids
+
+    def _known(self, task_id: str, options: dict[str, Any]) -> bool:
+        try:
+            self.load_task(task_id, **options)
+        except UnknownName:
+            raise
+        return True
+
+    # ---- summaries ---------------------------------------------------------------------
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Pass rate per tier and per criterion for each mode; planets found vs true."""
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in records:
+            tier = (r.get("details") or {}).get("tier") or _tier_from_id(r["task_id"])
+            groups[tier].append(r)
+            groups["all"].append(r)
+        out: dict[str, Any] = {}
+        for tier, recs in sorted(groups.items()):
+            n = len(recs)
+            entry: dict[str, Any] = {"n": n}
+            for mode in MODES:
+                verdicts = [(r.get("details") or {}).get(mode) or {} for r in recs]
+                entry[mode] = {
+                    "pass_rate": sum(bool(v.get("passed")) for v in verdicts) / n,
+                    "criteria": {c: sum(bool((v.get("criteria") or {}).get(c)) for v in verdicts) / n
+                                 for c in CRITERIA},
+                }
+            found = [int((r.get("details") or {}).get("n_found") or 0) for r in recs]
+            true = [_n_true(r) for r in recs]
+            entry["mean_planets_found"] = sum(found) / n
+            entry["mean_planets_true"] = sum(true) / n
+            out[tier] = entry
+        return {"stargazer": out}
+
+
+def _tier_from_id(task_id: str) -> str:
+    for tier in TIERS:
+        if tier in task_id:
+            return tier
+    return "imported"
+
+
+def _n_true(record: dict[str, Any]) -> int:
+    details = record.get("details") or {}
+    if "n_true" in details:
+        return int(details["n_true"])
+    truth = record.get("truth") or {}
+    return int(truth.get("n_planets", 0)) if isinstance(truth, dict) else 0
