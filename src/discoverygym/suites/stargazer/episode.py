@@ -119,6 +119,10 @@ class StargazerEpisode(Episode):
             "tier": t.tier,
         }
 
+    def budget_left(self) -> float | None:
+        """Submissions left."""
+        return float(self._limit - len(self._submissions))
+
     # ---- tools -----------------------------------------------------------------------
     def _submit(self, args: dict[str, Any]) -> ToolResult:
         planets, jitter = self.parse_submission(args)
