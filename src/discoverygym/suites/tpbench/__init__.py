@@ -1,0 +1,117 @@
+"""tpbench: theoretical-physics problems whose answers are Python functions, verified by
+running them in isolation on hidden test inputs against the expert's function.
+
+After TPBench (Chung, Gao, Kvasiuk, Li, Münchmeyer, Rudolph, Sala, Tadepalli, 2025).
+See README.md in this folder for the format, levels and scoring."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from .episode import TPBenchEpisode
+from .execute import hide_directory
+from .problem import Problem, builtin_problem_dir, load_problems
+from .scoring import summarize_attempts
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    """"3" -> (3,), "1-5" -> (1, 2, 3, 4, 5), "1,3" -> (1, 3)."""
+    levels: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        try:
+            a, b = int(lo), int(hi or lo)
+        except ValueError as exc:
+            raise ValueError(f"--level takes levels 1-5 like '3', '1-4' or '2,4'; got {text!r}."
+                             ) from exc
+        if not 1 <= a <= b <= 5:
+            raise ValueError(f"--level takes levels 1-5 like '3', '1-4' or '2,4'; got {text!r}.")
+        levels.update(range(a, b + 1))
+    if not levels:
+        raise ValueError("--level is empty.")
+    return tuple(sorted(levels))
+
+
+def _parse_attempts(text: str) -> int:
+    k = int(text)
+    if not 1 <= k <= 100:
+        raise ValueError(f"--attempts must be between 1 and 100, got {k}.")
+    return k
+
+
+@lru_cache(maxsize=16)
+def problem_set(directory: str | None = None) -> tuple[Problem, ...]:
+    """The problems of a directory (default: the shipped set), loaded once per process.
+    An external directory is hidden from the isolated answer processes."""
+    path = Path(directory).resolve() if directory else builtin_problem_dir()
+    if directory:
+        hide_directory(path)
+    return tuple(load_problems(path))
+
+
+class TPBenchSuite(Suite):
+    name = "tpbench"
+    description = ("Theoretical-physics problems (levels 1-5) answered with Python "
+                   "functions, verified by isolated execution against expert references.")
+    run_options = (
+        RunOption("level", "Levels to run: '3', '1-5' or '2,4' (default all).", parse_levels),
+        RunOption("domain", "Domains, comma separated (e.g. cosmology,quantum_mechanics).",
+                  lambda s: tuple(d.strip() for d in s.split(",") if d.strip())),
+        RunOption("attempts", "Attempts k per problem (seeds 0..k-1; default 1).",
+                  _parse_attempts, 1),
+        RunOption("problems", "A directory of problem files instead of the shipped set.",
+                  lambda s: str(Path(s).resolve())),
+    )
+
+    def tasks(self, problems: str | None = None) -> list[TaskInfo]:
+        return [TaskInfo(p.id, p.title, {"level": p.level, "domain": p.domain,
+                                         "version": p.version})
+                for p in problem_set(problems)]
+
+    def problem(self, task_id: str, problems: str | None = None) -> Problem:
+        for p in problem_set(problems):
+            if p.id == task_id:
+                return p
+        raise UnknownName(f"Unknown tpbench problem {task_id!r}. See `discoverygym tasks "
+                          "tpbench`.")
+
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> TPBenchEpisode:
+        unknown = set(options) - {"problems"}
+        if unknown:
+            raise ValueError(f"tpbench episodes take only the option 'problems'; got "
+                             f"{sorted(unknown)}.")
+        problems = options.get("problems")
+        problem = self.problem(task_id, problems)
+        return TPBenchEpisode(problem, seed=seed,
+                              options={"problems": problems} if problems else {})
+
+    def plan(self, level: tuple[int, ...] | None = None, domain: tuple[str, ...] | None = None,
+             attempts: int = 1, problems: str | None = None, **unknown: Any) -> list[EpisodeSpec]:
+        if unknown:
+            raise ValueError(f"Unknown tpbench options {sorted(unknown)}.")
+        chosen = list(problem_set(problems))
+        if level:
+            chosen = [p for p in chosen if p.level in set(level)]
+        if domain:
+            wanted = {d.lower() for d in domain}
+            known = {p.domain.lower() for p in problem_set(problems)}
+            missing = wanted - known
+            if missing:
+                raise ValueError(f"Unknown domain(s) {sorted(missing)}; domains: "
+                                 f"{', '.join(sorted(known))}.")
+            chosen = [p for p in chosen if p.domain.lower() in wanted]
+        options = {"problems": problems} if problems else {}
+        return [EpisodeSpec("tpbench", p.id, seed, dict(options))
+                for p in chosen for seed in range(int(attempts or 1))]
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return summarize_attempts(records)
+
+
+__all__ = ["TPBenchSuite", "parse_levels", "problem_set"]

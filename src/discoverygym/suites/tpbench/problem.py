@@ -1,0 +1,339 @@
+"""The tpbench problem format: one YAML (or JSON) file per problem, validated on load.
+
+A problem states the physics, the exact Python function an answer must define
+(name, arguments with meanings and units), the expert's reference function, the
+test plan (explicit argument sets for edge regimes plus seeded samples over declared
+ranges) and the comparison tolerance. See the suite README for the full format."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+#: Domains of the shipped problem set (imported problems may name others).
+DOMAINS = (
+    "classical_mechanics", "electromagnetism", "quantum_mechanics", "statistical_mechanics",
+    "general_relativity", "cosmology", "quantum_field_theory",
+)
+ARG_TYPES = ("float", "int", "complex", "bool", "str")
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-8
+DEFAULT_SAMPLES = 12
+
+_ARGUMENT_SCHEMA = {
+    "type": "object",
+    "required": ["name", "type"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "type": {"enum": list(ARG_TYPES)},
+        "meaning": {"type": "string"},
+        "range": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+        "imag_range": {"type": "array", "items": {"type": "number"}, "minItems": 2,
+                       "maxItems": 2},
+        "scale": {"enum": ["linear", "log"]},
+        "choices": {"type": "array", "minItems": 1},
+    },
+}
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "version", "title", "level", "domain", "statement",
+                 "answer_requirements", "solution", "reference", "function", "arguments",
+                 "tests"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"},
+        "version": {"type": "integer", "minimum": 1},
+        "title": {"type": "string", "minLength": 1},
+        "level": {"type": "integer", "minimum": 1, "maximum": 5},
+        "domain": {"type": "string", "minLength": 1},
+        "statement": {"type": "string", "minLength": 1},
+        "answer_requirements": {"type": "string", "minLength": 1},
+        "solution": {"type": "string", "minLength": 1},
+        "answer": {"type": "string"},
+        "reference": {"type": "string", "minLength": 1},
+        "plausible_wrong": {"type": "string", "minLength": 1},
+        "wrong_explanation": {"type": "string"},
+        "function": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "arguments": {"type": "array", "items": _ARGUMENT_SCHEMA},
+        "returns": {"type": "string"},
+        "tests": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "seed": {"type": "integer", "minimum": 0},
+                "samples": {"type": "integer", "minimum": 0, "maximum": 500},
+                "cases": {"type": "array", "items": {"type": "object"}},
+                "require": {"type": "array", "items": {"type": "string"}},
+                "sweep": {"type": "boolean"},
+            },
+        },
+        "tolerance": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"rtol": {"type": "number", "minimum": 0},
+                           "atol": {"type": "number", "minimum": 0}},
+        },
+        "limits": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 600},
+                           "memory_mb": {"type": "integer", "minimum": 64}},
+        },
+        "metadata": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "authors": {"type": "array", "items": {"type": "string"}},
+                "reviewers": {"type": "array", "items": {"type": "string"}},
+                "origin": {"type": "string"},
+                "novelty": {"type": "string"},
+                "date_added": {"type": "string"},
+                "variation_of": {"type": ["string", "null"]},
+                "comments": {"type": "string"},
+                "independent_check": {"type": "string"},
+            },
+        },
+    },
+}
+
+
+class ProblemError(ValueError):
+    """A problem file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of the required function and how tests sample it."""
+
+    name: str
+    type: str
+    meaning: str = ""
+    range: tuple[float, float] | None = None
+    imag_range: tuple[float, float] | None = None
+    scale: str = "linear"
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TestPlan:
+    """Explicit argument sets (edge regimes) plus `samples` seeded draws over the
+    argument ranges that satisfy every `require` condition (e.g. "d > R")."""
+
+    __test__ = False  # not a pytest test class
+
+    seed: int = 0
+    samples: int = DEFAULT_SAMPLES
+    cases: tuple[dict[str, Any], ...] = ()
+    require: tuple[str, ...] = ()
+    sweep: bool = False  # vary each argument alone around a base point as well
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A validated problem. `key` ("id@vN") identifies the version records carry."""
+
+    id: str
+    version: int
+    title: str
+    level: int
+    domain: str
+    statement: str
+    answer_requirements: str
+    solution: str
+    reference: str
+    function: str
+    arguments: tuple[Argument, ...]
+    tests: TestPlan
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    time_limit_s: float = 10.0
+    memory_mb: int = 1024
+    answer: str = ""
+    returns: str = ""
+    plausible_wrong: str | None = None
+    wrong_explanation: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}@v{self.version}"
+
+    def reference_solution_text(self) -> str:
+        """The expert solution written as a response: derivation, then the code block."""
+        return f"{self.solution.strip()}\n\n```python\n{self.reference.strip()}\n```\n"
+
+    def wrong_solution_text(self) -> str:
+        """A response built on the plausible wrong answer (None-safe: empty code)."""
+        code = (self.plausible_wrong or "").strip()
+        return f"A derivation with a plausible error.\n\n```python\n{code}\n```\n"
+
+    def content_hash(self) -> str:
+        """A hash of everything that determines the reference outputs."""
+        import hashlib
+
+        payload = json.dumps({
+            "id": self.id, "version": self.version, "reference": self.reference,
+            "function": self.function,
+            "arguments": [a.__dict__ for a in self.arguments],
+            "tests": {"seed": self.tests.seed, "samples": self.tests.samples,
+                      "cases": list(self.tests.cases), "require": list(self.tests.require),
+                      "sweep": self.tests.sweep},
+        }, sort_keys=True, default=repr)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _field_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
+    """Validate a parsed problem document and build the Problem. Raises ProblemError
+    naming the source and the offending field."""
+    if not isinstance(data, dict):
+        raise ProblemError(f"{source}: a problem must be a mapping of fields, "
+                           f"got {type(data).__name__}.")
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        first = errors[0]
+        raise ProblemError(f"{source}: field '{_field_path(first)}': {first.message}")
+
+    arguments = []
+    for i, raw in enumerate(data["arguments"]):
+        arg = Argument(
+            name=raw["name"], type=raw["type"], meaning=raw.get("meaning", ""),
+            range=tuple(raw["range"]) if "range" in raw else None,
+            imag_range=tuple(raw["imag_range"]) if "imag_range" in raw else None,
+            scale=raw.get("scale", "linear"),
+            choices=tuple(raw["choices"]) if "choices" in raw else None,
+        )
+        where = f"{source}: field 'arguments.{i}'"
+        if arg.type in ("float", "int", "complex") and arg.range is None and arg.choices is None:
+            raise ProblemError(f"{where}: a {arg.type} argument needs a 'range' or 'choices'.")
+        if arg.type == "str" and arg.choices is None:
+            raise ProblemError(f"{where}: a str argument needs 'choices'.")
+        if arg.range is not None and arg.range[0] > arg.range[1]:
+            raise ProblemError(f"{where}.range: lower bound exceeds upper bound.")
+        if arg.scale == "log" and arg.range is not None and arg.range[0] <= 0:
+            raise ProblemError(f"{where}.scale: a log scale needs a positive range.")
+        arguments.append(arg)
+    names = [a.name for a in arguments]
+    if len(set(names)) != len(names):
+        raise ProblemError(f"{source}: field 'arguments': argument names repeat: {names}.")
+
+    for key in ("reference", "plausible_wrong"):
+        if key in data:
+            _check_defines(data[key], data["function"], names, f"{source}: field '{key}'")
+
+    tests_raw = data["tests"]
+    for i, case in enumerate(tests_raw.get("cases", [])):
+        missing = set(names) - set(case)
+        extra = set(case) - set(names)
+        if missing or extra:
+            raise ProblemError(
+                f"{source}: field 'tests.cases.{i}': case must give exactly the arguments "
+                f"{names}; missing {sorted(missing)}, unknown {sorted(extra)}.")
+    plan = TestPlan(seed=int(tests_raw.get("seed", 0)),
+                    samples=int(tests_raw.get("samples", DEFAULT_SAMPLES)),
+                    cases=tuple(dict(c) for c in tests_raw.get("cases", [])),
+                    require=tuple(tests_raw.get("require", [])),
+                    sweep=bool(tests_raw.get("sweep", False)))
+    if plan.samples and not all(a.range is not None or a.choices is not None or a.type == "bool"
+                                for a in arguments):
+        raise ProblemError(f"{source}: field 'arguments': sampled tests need a range or choices "
+                           "for every argument.")
+    from .inputs import check_conditions  # local import: inputs imports this module
+
+    try:
+        check_conditions(plan.require, names)
+    except ValueError as exc:
+        raise ProblemError(f"{source}: field 'tests.require': {exc}") from exc
+    if not plan.cases and not plan.samples:
+        raise ProblemError(f"{source}: field 'tests': no cases and no samples; nothing to test.")
+
+    tol = data.get("tolerance", {})
+    limits = data.get("limits", {})
+    return Problem(
+        id=data["id"], version=int(data["version"]), title=data["title"],
+        level=int(data["level"]), domain=data["domain"], statement=data["statement"],
+        answer_requirements=data["answer_requirements"], solution=data["solution"],
+        reference=data["reference"], function=data["function"], arguments=tuple(arguments),
+        tests=plan, rtol=float(tol.get("rtol", DEFAULT_RTOL)),
+        atol=float(tol.get("atol", DEFAULT_ATOL)),
+        time_limit_s=float(limits.get("time_s", 10.0)),
+        memory_mb=int(limits.get("memory_mb", 1024)),
+        answer=data.get("answer", ""), returns=data.get("returns", ""),
+        plausible_wrong=data.get("plausible_wrong"),
+        wrong_explanation=data.get("wrong_explanation", ""),
+        metadata=dict(data.get("metadata", {})), source=source,
+    )
+
+
+def _check_defines(code: str, function: str, names: list[str], where: str) -> None:
+    """The code must parse and define `function` with exactly the declared arguments."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise ProblemError(f"{where}: does not parse as Python ({exc.msg}, line {exc.lineno}).")
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            got = [a.arg for a in node.args.posonlyargs + node.args.args]
+            if got != names:
+                raise ProblemError(f"{where}: {function} takes {got}, but 'arguments' declares "
+                                   f"{names}.")
+            return
+    raise ProblemError(f"{where}: defines no top-level function '{function}'.")
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Load and validate one problem file (.yaml, .yml or .json)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProblemError(f"{path}: cannot be read ({exc.strerror}).") from exc
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise ProblemError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
+                           f"{exc}") from exc
+    problem = problem_from_dict(data, source=str(path))
+    if path.stem != problem.id:
+        raise ProblemError(f"{path}: field 'id': '{problem.id}' must match the file name "
+                           f"'{path.stem}'.")
+    return problem
+
+
+def problem_files(directory: str | Path) -> list[Path]:
+    """The problem files of a directory, sorted by name."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ProblemError(f"{directory}: not a directory of problem files.")
+    return sorted(p for p in directory.iterdir()
+                  if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("_"))
+
+
+def load_problems(directory: str | Path) -> list[Problem]:
+    """Load every problem file of a directory; duplicate ids are an error."""
+    problems = [load_problem(p) for p in problem_files(directory)]
+    seen: dict[str, str] = {}
+    for p in problems:
+        if p.id in seen:
+            raise ProblemError(f"{p.source}: field 'id': '{p.id}' is also used by {seen[p.id]}.")
+        seen[p.id] = p.source
+    return problems
+
+
+def builtin_problem_dir() -> Path:
+    """The directory of the problems this package ships."""
+    return Path(__file__).resolve().parent / "problems"

@@ -1,0 +1,218 @@
+"""Verification of a written solution: take the last fenced Python block, run it in an
+isolated process on every test input, and compare its outputs on the host with the
+reference outputs (computed in a separate isolated process, cached per problem
+version). Nothing that comes back is unpickled or evaluated: it is tagged JSON after a
+random marker, decoded by `compare.decode_value`."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ...core.paths import cache_dir
+from .compare import DecodeError, compare_values, decode_value
+from .execute import ExecutionResult, execute_candidate
+from .harness import build_script, encode_value
+from .inputs import InputSet, generate_inputs
+from .problem import Problem
+
+VERDICTS = ("correct", "wrong", "error", "timeout", "no_code")
+
+_FENCE = re.compile(r"```[ \t]*(python3?|py)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_code(text: str) -> str | None:
+    """The last fenced code block marked python (or unmarked), else None."""
+    blocks = [(lang, body) for lang, body in _FENCE.findall(text or "")]
+    tagged = [body for lang, body in blocks if lang]
+    candidates = tagged or [body for _, body in blocks]
+    if not candidates or not candidates[-1].strip():
+        return None
+    return candidates[-1]
+
+
+@dataclass
+class RunOutcome:
+    """Outputs of one isolated run: per input either ("ok", value) or ("error", text);
+    or a failure of the whole run (`failure` in "error" | "timeout")."""
+
+    results: list[tuple[str, Any]]
+    failure: str | None = None
+    message: str = ""
+    isolation: str = ""
+    duration_s: float = 0.0
+
+
+def run_function(code: str, function: str, inputs: list[InputSet], *, time_limit_s: float,
+                 memory_mb: int) -> RunOutcome:
+    """Evaluate `function` defined by `code` on every input in one isolated process."""
+    marker = "@@TPBENCH-" + secrets.token_hex(16) + "@@"
+    script = build_script(marker, function, code)
+    stdin = json.dumps({"inputs": [[encode_value(a) for a in inp.args] for inp in inputs]})
+    res: ExecutionResult = execute_candidate(script, stdin.encode(), time_limit_s=time_limit_s,
+                                             memory_mb=memory_mb)
+    base = {"isolation": res.isolation, "duration_s": res.duration_s}
+    if res.timed_out:
+        return RunOutcome([], "timeout", f"time limit of {time_limit_s:g} s exceeded", **base)
+    text = res.stdout.decode("utf-8", errors="replace")
+    pos = text.rfind(marker)
+    stderr_tail = res.stderr.decode("utf-8", errors="replace")[-800:]
+    if pos < 0:
+        why = res.killed_reason or f"exit status {res.returncode}"
+        return RunOutcome([], "error", f"the answer produced no results ({why}). "
+                          f"stderr: {stderr_tail}", **base)
+    line = text[pos + len(marker):].split("\n", 1)[0]
+    try:
+        payload = json.loads(line)
+        if payload.get("load_error"):
+            return RunOutcome([], "error", payload["load_error"].strip(), **base)
+        raw = payload["results"]
+        if not isinstance(raw, list) or len(raw) != len(inputs):
+            raise DecodeError("wrong number of results")
+        results: list[tuple[str, Any]] = []
+        for item in raw:
+            if "ok" in item:
+                results.append(("ok", decode_value(item["ok"])))
+            else:
+                results.append(("error", str(item.get("error", "unknown error")).strip()))
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        return RunOutcome([], "error", f"malformed results: {exc}", **base)
+    return RunOutcome(results, **base)
+
+
+# ---- reference outputs (cached per problem version and test plan) -------------------
+_MEMORY_CACHE: dict[str, list[Any]] = {}
+
+
+class ReferenceError_(RuntimeError):
+    """The reference failed on a test input: the problem itself is broken."""
+
+
+def reference_outputs(problem: Problem) -> tuple[list[InputSet], list[Any]]:
+    """The test inputs and the reference's outputs on them. The reference runs in its
+    own isolated process (never with an answer); results are cached on disk."""
+    inputs = generate_inputs(problem)
+    key = f"{problem.id}-v{problem.version}-{problem.content_hash()[:20]}"
+    if key in _MEMORY_CACHE:
+        return inputs, _MEMORY_CACHE[key]
+    path = cache_dir("tpbench", "reference_outputs") / f"{key}.json"
+    if path.exists():
+        try:
+            outputs = [decode_value(x) for x in json.loads(path.read_text())]
+            if len(outputs) == len(inputs):
+                _MEMORY_CACHE[key] = outputs
+                return inputs, outputs
+        except (ValueError, DecodeError):
+            pass  # a corrupt cache file is recomputed
+    outcome = run_function(problem.reference, problem.function, inputs,
+                           time_limit_s=max(problem.time_limit_s, 30.0), memory_mb=2048)
+    if outcome.failure:
+        raise ReferenceError_(f"{problem.key}: reference failed to run: {outcome.message}")
+    bad = [(inp.label, val) for inp, (kind, val) in zip(inputs, outcome.results, strict=True)
+           if kind != "ok"]
+    if bad:
+        raise ReferenceError_(f"{problem.key}: reference raised on {bad[0][0]}: {bad[0][1]}")
+    outputs = [val for _, val in outcome.results]
+    encoded = [encode_for_cache(v) for v in outputs]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(encoded))
+    tmp.replace(path)
+    _MEMORY_CACHE[key] = outputs
+    return inputs, outputs
+
+
+def encode_for_cache(value: Any) -> Any:
+    """Encode a decoded output again (sympy values through their expression)."""
+    from .compare import SympyValue
+
+    if isinstance(value, SympyValue):
+        import sympy  # noqa: F401 - makes encode_value see sympy
+
+        return encode_value(value.expr)
+    if isinstance(value, list | tuple):
+        return {"t": "tuple" if isinstance(value, tuple) else "list",
+                "v": [encode_for_cache(v) for v in value]}
+    if isinstance(value, dict):
+        return {"t": "dict", "v": [[encode_value(k), encode_for_cache(v)]
+                                   for k, v in value.items()]}
+    return encode_value(value)
+
+
+# ---- verification ---------------------------------------------------------------------
+@dataclass
+class TestOutcome:
+    """One test input's result: passed, and why not."""
+
+    __test__ = False  # not a pytest test class
+
+    label: str
+    args: dict[str, Any]
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class Verification:
+    """The verdict on one response, with per-test details."""
+
+    verdict: str
+    n_tests: int = 0
+    n_passed: int = 0
+    tests: list[TestOutcome] = field(default_factory=list)
+    error: str | None = None
+    isolation: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+    def to_dict(self, max_tests: int = 50) -> dict[str, Any]:
+        data = asdict(self)
+        failed = [t for t in data["tests"] if not t["passed"]]
+        data["tests"] = (failed + [t for t in data["tests"] if t["passed"]])[:max_tests]
+        for t in data["tests"]:
+            t["args"] = {k: repr(v) for k, v in t["args"].items()}
+        return data
+
+
+def verify(problem: Problem, response: str) -> Verification:
+    """Verify a written response against a problem's reference on every test input."""
+    start = time.perf_counter()
+    code = extract_code(response)
+    if code is None:
+        return Verification("no_code", error="the response holds no fenced Python code block")
+    inputs, expected = reference_outputs(problem)
+    outcome = run_function(code, problem.function, inputs, time_limit_s=problem.time_limit_s,
+                           memory_mb=problem.memory_mb)
+    names = [a.name for a in problem.arguments]
+    if outcome.failure:
+        return Verification(outcome.failure, n_tests=len(inputs), error=outcome.message,
+                            isolation=outcome.isolation,
+                            duration_s=time.perf_counter() - start)
+    tests = []
+    for i, (inp, exp, (kind, got)) in enumerate(zip(inputs, expected, outcome.results,
+                                                   strict=True)):
+        if kind != "ok":
+            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, f"raised: {got}"))
+            continue
+        try:
+            ok, why = compare_values(got, exp, rtol=problem.rtol, atol=problem.atol, seed=i)
+        except Exception as exc:  # noqa: BLE001 - a comparison failure is a failed test
+            ok, why = False, f"comparison failed: {type(exc).__name__}: {exc}"
+        tests.append(TestOutcome(inp.label, inp.as_dict(names), ok, why))
+    n_passed = sum(t.passed for t in tests)
+    raised = [t for t in tests if t.message.startswith("raised:")]
+    if n_passed == len(tests):
+        verdict, error = "correct", None
+    elif raised and len(raised) == len(tests):
+        verdict, error = "error", raised[0].message
+    else:
+        verdict, error = "wrong", None
+    return Verification(verdict, n_tests=len(tests), n_passed=n_passed, tests=tests,
+                        error=error, isolation=outcome.isolation,
+                        duration_s=time.perf_counter() - start)
