@@ -1,0 +1,81 @@
+"""Configuration and result types of the sandbox."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SandboxConfig:
+    """Limits and isolation settings for sandboxed Python.
+
+    time_limit_s: wall-clock seconds per execution (interpreter) or per run (one-shot).
+    memory_mb: address-space limit (RLIMIT_AS) in MiB.
+    cpu_s: CPU seconds (RLIMIT_CPU) over the life of the process.
+    output_limit_chars: stdout and stderr are each cut to this many characters.
+    max_processes: processes + threads the sandbox may hold (RLIMIT_NPROC).
+    file_size_mb: largest file the sandbox may write (RLIMIT_FSIZE), in MiB.
+    isolation: None picks the strongest level the host allows; or force one of
+        "bubblewrap", "unshare", "rlimits-only".
+    hidden_paths: extra host paths the sandbox must not see (added to the cache,
+        the package source and the current directory's runs/).
+    python: interpreter to run (default: the host's own, i.e. the project venv).
+    preload: modules imported into the interpreter's namespace at start (name -> alias).
+    """
+
+    time_limit_s: float = 10.0
+    memory_mb: int = 2048
+    cpu_s: int = 60
+    output_limit_chars: int = 20000
+    max_processes: int = 64
+    file_size_mb: int = 64
+    isolation: str | None = None
+    hidden_paths: tuple[str, ...] = ()
+    python: str | None = None
+    preload: dict[str, str] = field(default_factory=lambda: {"numpy": "np", "pandas": "pd"})
+
+
+@dataclass
+class IsolatedResult:
+    """Outcome of `run_isolated`. `returncode` is None when the process was killed by
+    us (timeout); negative when it died of a signal. `killed_reason` is "timeout",
+    "cpu-limit", "memory-limit" or "signal N" when the run did not end by itself."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    killed_reason: str | None
+    isolation: str
+    duration_s: float
+
+
+@dataclass
+class ExecResult:
+    """Outcome of one `Interpreter.execute`. `value` is the repr of a bare last
+    expression (None if there was none or it was None); `error` the traceback text;
+    `notice` a message for the agent when the interpreter had to be restarted."""
+
+    stdout: str = ""
+    stderr: str = ""
+    value: str | None = None
+    error: str | None = None
+    timed_out: bool = False
+    restarted: bool = False
+    duration_s: float = 0.0
+    notice: str | None = None
+
+    def as_text(self) -> str:
+        """One text block for an agent: notice, stdout, stderr, error, value."""
+        parts: list[str] = []
+        if self.notice:
+            parts.append(f"[notice] {self.notice}")
+        if self.stdout:
+            parts.append(self.stdout.rstrip("\n"))
+        if self.stderr:
+            parts.append("[stderr]\n" + self.stderr.rstrip("\n"))
+        if self.error:
+            parts.append(self.error.rstrip("\n"))
+        if self.value is not None:
+            parts.append(self.value)
+        return "\n".join(parts) if parts else "(no output)"

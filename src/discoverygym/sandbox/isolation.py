@@ -1,0 +1,413 @@
+"""Isolation levels and the command lines that put a Python process in a sandbox.
+
+Levels, strongest first:
+
+- "bubblewrap": `bwrap` builds a fresh filesystem view from an allow-list (system
+  directories, the Python installation and the venv, read-only; a private home and
+  /tmp), with new PID, network, IPC and UTS namespaces. The project's checkout,
+  caches and run directories are simply not there.
+- "unshare": the same filesystem view built by hand in new mount/PID/network
+  namespaces (`unshare` + `mount` + `chroot`), for hosts without bubblewrap.
+- "rlimits-only": a plain subprocess with resource limits and a scrubbed
+  environment. Files and network are NOT isolated; we warn loudly.
+
+At every level: the environment is built from an allow-list (no API keys), resource
+limits apply (address space, CPU, processes, file size), and when the host runs as
+root the sandboxed process drops to a uid of its own, so RLIMIT_NPROC is enforced,
+root-only files are unreadable, and the whole sandbox can be killed by uid."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import SandboxConfig
+
+LEVELS = ("bubblewrap", "unshare", "rlimits-only")
+WEAK_LEVELS = frozenset({"rlimits-only"})
+SANDBOX_HOME = "/home/agent"
+_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_UID_BASE, _UID_SPAN = 200_000, 60_000
+
+_LAUNCH_SOURCE = (Path(__file__).with_name("_launch.py")).read_text()
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested isolation level cannot be used on this host."""
+
+
+def python_executable(config: SandboxConfig) -> str:
+    return config.python or sys.executable
+
+
+@functools.cache
+def _python_dirs(python: str) -> tuple[str, ...]:
+    """Directories the interpreter needs: its prefixes and site-packages."""
+    code = ("import json, site, sys; print(json.dumps([sys.prefix, sys.base_prefix, "
+            "sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages()]))")
+    out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    dirs = {os.path.realpath(p) for p in json.loads(out) if os.path.isdir(p)}
+    dirs |= {os.path.abspath(p) for p in json.loads(out) if os.path.isdir(p)}
+    # The executable may be a symlink chain (venv -> pyenv/system python).
+    dirs.add(os.path.dirname(os.path.abspath(python)))
+    dirs.add(os.path.dirname(os.path.realpath(python)))
+    return tuple(sorted(dirs))
+
+
+def _under(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """Drop paths that lie inside another path of the list."""
+    out: list[str] = []
+    for p in sorted(set(paths), key=len):
+        if not any(_under(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def hidden_paths(config: SandboxConfig) -> list[str]:
+    """Host paths the sandbox must not see: the cache (both the configured and the
+    default root), the package source and its checkout, ./runs, config.hidden_paths."""
+    from ..core import paths
+
+    found: list[Path] = [paths.cache_root(), paths.package_dir(), Path.cwd() / "runs"]
+    if os.environ.get("DISCOVERYGYM_CACHE"):
+        found.append(Path(os.environ["DISCOVERYGYM_CACHE"]))
+    package = paths.package_dir()
+    for parent in package.parents:  # the source checkout (src layout or flat)
+        if (parent / "pyproject.toml").exists():
+            found.append(parent)
+            break
+    found.extend(Path(p) for p in config.hidden_paths)
+    out = []
+    for p in found:
+        for variant in {os.path.abspath(p), os.path.realpath(p)}:
+            out.append(variant)
+    return sorted(set(out))
+
+
+def exposed_paths(config: SandboxConfig) -> list[str]:
+    """Host paths bound read-only into the sandbox (outermost only)."""
+    dirs = [d for d in _SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    dirs += list(_python_dirs(python_executable(config)))
+    return _outermost(dirs)
+
+
+def _symlinked_system_dirs() -> list[tuple[str, str]]:
+    return [(os.readlink(d), d) for d in _SYSTEM_DIRS if os.path.islink(d)]
+
+
+@dataclass
+class Layout:
+    """The per-sandbox private directory on the host. `home` and `tmp` are the
+    sandbox's only writable places; `log` catches the process's own stdout/stderr
+    (outside what the sandbox can see)."""
+
+    root: Path
+    home: Path
+    tmp: Path
+    log: Path
+    uid: int | None
+    gid: int | None
+
+    @classmethod
+    def create(cls, level: str, config: SandboxConfig) -> Layout:
+        root = Path(tempfile.mkdtemp(prefix="discoverygym-sandbox-"))
+        home, tmp = root / "home", root / "tmp"
+        home.mkdir()
+        tmp.mkdir()
+        uid = gid = None
+        if _can_drop_privileges(level, config):
+            uid = gid = _allocate_uid()
+            os.chmod(root, 0o711)
+            for d in (home, tmp):
+                os.chown(d, uid, gid)
+                os.chmod(d, 0o700)
+        return cls(root, home, tmp, root / "sandbox.log", uid, gid)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _world_reachable(path: str) -> bool:
+    """Whether any user may traverse to and run `path` (every parent o+x)."""
+    real = Path(os.path.realpath(path))
+    return all(os.stat(p).st_mode & 0o001 for p in [*real.parents, real])
+
+
+def _can_drop_privileges(level: str, config: SandboxConfig) -> bool:
+    """Root hosts run the sandbox under a uid of its own. Namespaced levels lay out a
+    filesystem the uid can traverse; with rlimits only, the interpreter must already
+    be reachable by any user (it is not when it lives under a 0700 /root)."""
+    if os.geteuid() != 0:
+        return False
+    return level != "rlimits-only" or _world_reachable(python_executable(config))
+
+
+_uid_lock = threading.Lock()
+_uid_counter = 0
+
+
+def _allocate_uid() -> int:
+    """A uid no one else uses, so RLIMIT_NPROC counts this sandbox alone and a
+    kill-by-uid reaches exactly its processes."""
+    global _uid_counter
+    with _uid_lock:
+        _uid_counter += 1
+        return _UID_BASE + (os.getpid() * 97 + _uid_counter) % _UID_SPAN
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Pids of live (not yet reaped) processes owned by `uid`."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def kill_uid(uid: int, wait_s: float = 5.0) -> None:
+    """SIGKILL every process running as `uid` (the sandbox's own uid), from a forked
+    child that takes that uid: kill(-1) then reaches exactly those processes. Repeats
+    until none is left (a fork in flight can escape one round) or `wait_s` passes."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        _kill_all_as(uid)
+        if not processes_of_uid(uid) or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
+def _kill_all_as(uid: int) -> None:
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the forked child
+            try:
+                os.setresuid(uid, uid, uid)
+                os.kill(-1, signal.SIGKILL)
+            except BaseException:
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+
+def rlimits(config: SandboxConfig) -> dict[str, int]:
+    return {
+        "RLIMIT_AS": int(config.memory_mb) * 1024 * 1024,
+        "RLIMIT_CPU": int(config.cpu_s),
+        "RLIMIT_NPROC": int(config.max_processes),
+        "RLIMIT_FSIZE": int(config.file_size_mb) * 1024 * 1024,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def child_env(config: SandboxConfig, home: str, tmp: str) -> dict[str, str]:
+    """The sandbox's whole environment, from an allow-list: nothing of the host's
+    (no API keys, no tokens) gets through."""
+    bin_dir = os.path.dirname(os.path.abspath(python_executable(config)))
+    return {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": tmp,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{tmp}/matplotlib",
+    }
+
+
+def _launcher_argv(config: SandboxConfig, layout: Layout, cwd: str,
+                   argv: list[str]) -> list[str]:
+    spec = {"uid": layout.uid, "gid": layout.gid, "limits": rlimits(config), "cwd": cwd,
+            "argv": argv}
+    return [python_executable(config), "-I", "-c", _LAUNCH_SOURCE, json.dumps(spec)]
+
+
+def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list[str]:
+    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+           "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() != 0:
+        cmd.append("--unshare-user")
+    exposed = exposed_paths(config)
+    hidden = hidden_paths(config)
+    # bwrap creates missing parent directories as 0700; the sandbox's unprivileged uid
+    # must be able to traverse them, so create them explicitly as 0755 first.
+    parents: list[str] = []
+    for path in [*exposed, SANDBOX_HOME]:
+        for parent in reversed(Path(path).parents):
+            name = str(parent)
+            if name != "/" and name not in parents and not any(_under(name, e) for e in exposed):
+                parents.append(name)
+    for name in parents:
+        cmd += ["--perms", "0755", "--dir", name]
+    for path in exposed:
+        cmd += ["--ro-bind", path, path]
+    for target, link in _symlinked_system_dirs():
+        cmd += ["--symlink", target, link]
+    masked = [h for h in hidden if any(_under(h, e) for e in exposed) and os.path.exists(h)]
+    for path in masked:
+        cmd += ["--tmpfs", path]
+    for path in exposed:  # re-expose what a mask covered (a venv inside a hidden tree)
+        if any(_under(path, m) and path != m for m in masked):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--bind", str(layout.tmp), "/tmp", "--bind", str(layout.home), SANDBOX_HOME,
+            "--chdir", SANDBOX_HOME]
+    return cmd + inner
+
+
+def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list[str]:
+    q = shlex.quote
+    new_root = str(layout.root / "newroot")
+    exposed = exposed_paths(config)
+    hidden = hidden_paths(config)
+    lines = ["set -e", f"R={q(new_root)}", 'mkdir -p "$R"', 'mount -t tmpfs -o mode=755 none "$R"']
+
+    def bind_ro(path: str) -> None:
+        lines.append(f'mkdir -p "$R"{q(path)}')
+        lines.append(f'mount --rbind {q(path)} "$R"{q(path)}')
+        lines.append(f'mount -o remount,bind,ro "$R"{q(path)} 2>/dev/null || true')
+
+    for path in exposed:
+        bind_ro(path)
+    for target, link in _symlinked_system_dirs():
+        lines.append(f'ln -s {q(target)} "$R"{q(link)}')
+    masked = [h for h in hidden if any(_under(h, e) for e in exposed) and os.path.exists(h)]
+    for path in masked:
+        lines.append(f'mount -t tmpfs -o size=4k,mode=755 none "$R"{q(path)}')
+    for path in exposed:
+        if any(_under(path, m) and path != m for m in masked):
+            bind_ro(path)
+    lines += ['mkdir -p "$R/proc" "$R/dev" "$R/tmp" "$R"' + q(SANDBOX_HOME),
+              'mount -t proc proc "$R/proc"']
+    for dev in _DEVICES:
+        lines += [f'touch "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
+    lines += [f'mount --bind {q(str(layout.tmp))} "$R/tmp"',
+              f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}',
+              f'exec {q(shutil.which("chroot") or "/usr/sbin/chroot")} "$R" ' + " ".join(q(a) for a in inner)]
+    cmd = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
+           "--propagation", "private"]
+    if os.geteuid() != 0:
+        cmd += ["--user", "--map-root-user"]
+    return cmd + ["sh", "-c", "\n".join(lines)]
+
+
+def sandbox_command(level: str, config: SandboxConfig, layout: Layout,
+                    argv: list[str]) -> tuple[list[str], str, dict[str, str]]:
+    """The host command that runs `argv` (a Python command line) sandboxed at `level`.
+    Returns (command, working directory as seen inside, environment)."""
+    if level == "rlimits-only":
+        cwd, tmp = str(layout.home), str(layout.tmp)
+        inner = _launcher_argv(config, layout, cwd, argv)
+        return inner, cwd, child_env(config, cwd, tmp)
+    inner = _launcher_argv(config, layout, SANDBOX_HOME, argv)
+    env = child_env(config, SANDBOX_HOME, "/tmp")
+    if level == "bubblewrap":
+        return _bwrap_argv(config, layout, inner), SANDBOX_HOME, env
+    if level == "unshare":
+        return _unshare_argv(config, layout, inner), SANDBOX_HOME, env
+    raise SandboxUnavailable(f"unknown isolation level {level!r}; levels: {', '.join(LEVELS)}")
+
+
+@functools.cache
+def _level_works(level: str, python: str) -> bool:
+    if level == "rlimits-only":
+        return True
+    tool = {"bubblewrap": "bwrap", "unshare": "unshare"}[level]
+    if shutil.which(tool) is None:
+        return False
+    config = SandboxConfig(python=python)
+    layout = Layout.create(level, config)
+    try:
+        cmd, _, env = sandbox_command(level, config, layout, [python, "-I", "-c", "pass"])
+        done = subprocess.run(cmd, env=env, capture_output=True, timeout=60,
+                              start_new_session=True)
+        return done.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        layout.cleanup()
+
+
+def isolation_level(python: str | None = None) -> str:
+    """The strongest isolation level that works on this host (probed once)."""
+    python = python or sys.executable
+    for level in LEVELS:
+        if _level_works(level, python):
+            return level
+    return "rlimits-only"  # pragma: no cover
+
+
+_announced: set[str] = set()
+
+
+def weak_warning(level: str) -> str | None:
+    """The warning that goes into records when isolation is weak, else None."""
+    if level not in WEAK_LEVELS:
+        return None
+    return (f"WEAK SANDBOX: isolation level '{level}' - agent code can read the host's "
+            "files (caches, run directories, the package source) and use the network. "
+            "Install bubblewrap (apt-get install bubblewrap) or allow user namespaces.")
+
+
+def resolve_level(config: SandboxConfig) -> str:
+    """The level to use for `config`, announced once per process on stderr."""
+    python = python_executable(config)
+    level = config.isolation or isolation_level(python)
+    if level not in LEVELS:
+        raise SandboxUnavailable(f"unknown isolation level {level!r}; levels: {', '.join(LEVELS)}")
+    if config.isolation and not _level_works(level, python):
+        raise SandboxUnavailable(f"isolation level {level!r} does not work on this host")
+    if level not in _announced:
+        _announced.add(level)
+        warning = weak_warning(level)
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=3)
+            print(f"discoverygym sandbox: {warning}", file=sys.stderr)
+        else:
+            print(f"discoverygym sandbox: isolation level '{level}'", file=sys.stderr)
+    return level
+
+
+def terminate(proc: subprocess.Popen, layout: Layout) -> None:
+    """Kill a sandboxed process and everything it started."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+    if layout.uid is not None:
+        kill_uid(layout.uid)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass

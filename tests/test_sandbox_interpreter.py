@@ -1,0 +1,134 @@
+"""The stateful sandboxed interpreter: workspace round trip, values, output capture,
+truncation, time limits and restarts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from discoverygym.sandbox import Interpreter, SandboxConfig, isolation_level, run_isolated
+
+
+def _frame() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    return pd.DataFrame({
+        "time_s": np.linspace(0.0, 1e7, 50),
+        "x_m": rng.normal(0.0, 1e11, 50),
+        "label": [f"obs-{i}" for i in range(50)],
+        "count": np.arange(50, dtype=np.int32),
+    })
+
+
+@pytest.fixture(scope="module")
+def py():
+    workspace = {"df": _frame(), "arr": np.random.default_rng(3).normal(size=(7, 3)),
+                 "note": "hello"}
+    with Interpreter(workspace, SandboxConfig(time_limit_s=30)) as interp:
+        yield interp
+
+
+def test_strongest_level_detected():
+    assert isolation_level() in ("bubblewrap", "unshare", "rlimits-only")
+
+
+def test_dataframe_round_trip_is_exact(py):
+    df = _frame()
+    # The sandbox describes its copy as JSON text: every float as its exact hex form.
+    code = (
+        "import json\n"
+        "json.dumps({'columns': list(df.columns), 'dtypes': [str(t) for t in df.dtypes],"
+        " 'index': df.index.tolist(),"
+        " 'time_s': [float(v).hex() for v in df.time_s], 'x_m': [float(v).hex() for v in df.x_m],"
+        " 'label': df.label.tolist(), 'count': df['count'].tolist(),"
+        " 'arr': [float(v).hex() for v in arr.ravel()], 'arr_shape': list(arr.shape)})"
+    )
+    result = py.execute(code)
+    assert result.error is None, result.error
+    seen = json.loads(eval(result.value))  # the value is the repr of a str
+    assert seen["columns"] == list(df.columns)
+    assert seen["dtypes"] == [str(t) for t in df.dtypes]
+    assert seen["index"] == df.index.tolist()
+    assert seen["time_s"] == [float(v).hex() for v in df.time_s]
+    assert seen["x_m"] == [float(v).hex() for v in df.x_m]
+    assert seen["label"] == df.label.tolist()
+    assert seen["count"] == df["count"].tolist()
+    arr = np.random.default_rng(3).normal(size=(7, 3))
+    assert seen["arr"] == [float(v).hex() for v in arr.ravel()]
+    assert seen["arr_shape"] == [7, 3]
+
+
+def test_last_expression_value_and_state(py):
+    assert py.execute("z = 21").value is None
+    assert py.execute("z * 2").value == "42"
+    assert py.execute("note.upper()").value == "'HELLO'"
+    assert py.execute("None").value is None
+    result = py.execute("print('a'); import sys; print('b', file=sys.stderr); z + 1")
+    assert result.stdout == "a\n" and result.stderr == "b\n" and result.value == "22"
+
+
+def test_errors_come_back_as_traceback_text(py):
+    result = py.execute("def f():\n    return 1 / 0\nf()")
+    assert "ZeroDivisionError" in result.error and "<cell>" in result.error
+    assert "_bootstrap" not in result.error
+    syntax = py.execute("def (:")
+    assert "SyntaxError" in syntax.error
+    assert py.execute("raise SystemExit(3)").error.strip().endswith("SystemExit: 3")
+    assert py.execute("z").value == "21"  # still alive, state kept
+
+
+def test_libraries_importable(py):
+    code = "import scipy, sympy, astropy, pandas, numpy; sympy.integrate(sympy.Symbol('x')**2)"
+    result = py.execute(code)
+    assert result.error is None, result.error
+    assert result.value == "x**3/3"
+
+
+def test_subprocess_output_is_captured(py):
+    result = py.execute("import os; os.system('echo from-shell')")
+    assert "from-shell" in result.stdout
+
+
+def test_update_workspace(py):
+    py.update_workspace({"df": _frame().iloc[:3], "extra": 5})
+    assert py.execute("len(df), extra").value == "(3, 5)"
+
+
+def test_output_truncated():
+    config = SandboxConfig(output_limit_chars=1000)
+    with Interpreter({}, config) as small:
+        result = small.execute("print('x' * 100000)\n'y' * 5000")
+    assert len(result.stdout) < 1200 and "truncated" in result.stdout
+    assert len(result.value) < 1200 and "truncated" in result.value
+
+
+def test_timeout_restarts_with_workspace_restored():
+    config = SandboxConfig(time_limit_s=2.0)
+    with Interpreter({"keep": 7}, config) as interp:
+        assert interp.execute("mine = 1\nkeep").value == "7"
+        result = interp.execute("while True:\n    pass")
+        assert result.timed_out and result.restarted
+        assert "restarted" in result.notice and "restored" in result.notice
+        assert interp.execute("keep").value == "7"
+        assert "NameError" in interp.execute("mine").error
+        assert interp.restarts == 1 and interp.events[0]["event"] == "timeout"
+
+
+def test_run_isolated_basics():
+    script = ("import sys, pathlib\n"
+              "data = sys.stdin.read()\n"
+              "print(data.upper(), pathlib.Path('input.txt').read_text())\n"
+              "sys.exit(3)\n")
+    result = run_isolated(script, stdin=b"abc", files={"input.txt": b"file-content"})
+    assert result.returncode == 3
+    assert result.stdout == b"ABC file-content\n"
+    assert not result.timed_out and result.killed_reason is None
+
+
+def test_run_isolated_timeout_and_truncation():
+    result = run_isolated("while True:\n    pass", config=SandboxConfig(time_limit_s=1.5))
+    assert result.timed_out and result.killed_reason == "timeout" and result.returncode is None
+    loud = run_isolated("print('z' * 10**6)", config=SandboxConfig(output_limit_chars=500))
+    assert loud.returncode == 0 and len(loud.stdout) < 600 and b"truncated" in loud.stdout
