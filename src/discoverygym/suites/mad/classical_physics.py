@@ -178,32 +178,51 @@ class Law:
     kappa: float = 0.0
 
 
+class Integrator:
+    """Jitted integration of one law (compiled once per particle count and dimension).
+
+    `advance(state, bodies, n_steps)` runs `n_steps` steps: whole chunks of
+    `chunk_steps` as one `lax.scan`, the remainder in a `fori_loop` of the same step.
+    `snapshots(state, bodies, n)` returns the states after 0, 1, ..., n - 1 chunks. Both apply the same step function, so a state read at any
+    step is the integrator's state there. Call them inside `x64()`."""
+
+    def __init__(self, law: Law, chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS,
+                 dt: float = C.DT) -> None:
+        self.law = law
+        self.chunk_steps = int(chunk_steps)
+        step = make_step(law.force_law, law.inertia, dt)
+
+        def chunk(state: State, bodies: Bodies) -> State:
+            def body(carry, _):
+                return step(carry, bodies), None
+            out, _ = jax.lax.scan(body, state, None, length=self.chunk_steps)
+            return out
+
+        def run(state: State, bodies: Bodies, n_chunks: jax.Array, n_rest: jax.Array) -> State:
+            state = jax.lax.fori_loop(0, n_chunks, lambda _, s: chunk(s, bodies), state)
+            return jax.lax.fori_loop(0, n_rest, lambda _, s: step(s, bodies), state)
+
+        self._run = jax.jit(run)
+
+    def advance(self, state: State, bodies: Bodies, n_steps: int) -> State:
+        """The state after `n_steps` more steps."""
+        n_chunks, n_rest = divmod(int(n_steps), self.chunk_steps)
+        return self._run(state, bodies, n_chunks, n_rest)
+
+    def snapshots(self, state: State, bodies: Bodies, n_snapshots: int) -> State:
+        """States after 0 .. n_snapshots - 1 chunks, stacked along a new first axis (NumPy).
+        One compiled function serves this and `advance`, which halves compile time."""
+        out = [state]
+        for _ in range(int(n_snapshots) - 1):
+            out.append(self.advance(out[-1], bodies, self.chunk_steps))
+        return State(*(np.stack([np.asarray(getattr(s, f)) for s in out])
+                       for f in State._fields))
+
+
 def make_advance(law: Law, chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS, dt: float = C.DT
                  ) -> Callable[[State, Bodies, int], State]:
-    """A jitted `advance(state, bodies, n_steps)` running `n_steps` steps. Whole chunks
-    of `chunk_steps` run as one `lax.scan` (unrolled a little); the remainder runs in a
-    `fori_loop` with the same step. Call it inside `x64()`.
-
-    Both paths apply the same step function, so stopping at any step gives the
-    integration state there: measurements and truths are exact integrator states."""
-    step = make_step(law.force_law, law.inertia, dt)
-
-    def chunk(state: State, bodies: Bodies) -> State:
-        def body(carry, _):
-            return step(carry, bodies), None
-        out, _ = jax.lax.scan(body, state, None, length=chunk_steps, unroll=8)
-        return out
-
-    def run(state: State, bodies: Bodies, n_chunks: jax.Array, n_rest: jax.Array) -> State:
-        state = jax.lax.fori_loop(0, n_chunks, lambda _, s: chunk(s, bodies), state)
-        return jax.lax.fori_loop(0, n_rest, lambda _, s: step(s, bodies), state)
-
-    compiled = jax.jit(run)
-
-    def advance(state: State, bodies: Bodies, n_steps: int) -> State:
-        n_chunks, n_rest = divmod(int(n_steps), chunk_steps)
-        return compiled(state, bodies, n_chunks, n_rest)
-    return advance
+    """A jitted `advance(state, bodies, n_steps)` for `law` (see `Integrator`)."""
+    return Integrator(law, chunk_steps, dt).advance
 
 
 def as_state(x: np.ndarray, v: np.ndarray, s: np.ndarray | None = None) -> State:
@@ -247,7 +266,13 @@ LAW_NAMES = ("normal", "kappa10", "kappa20", "inv-r", "ripple", "combined")
 
 
 @cache
+def integrator_for(law_name: str, inertia_decay: float = C.INERTIA_DECAY_RATE,
+                   chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS) -> Integrator:
+    """One Integrator per law in a process (JAX then compiles once per shape N, D)."""
+    return Integrator(build_law(law_name, inertia_decay), chunk_steps)
+
+
 def advance_for(law_name: str, inertia_decay: float = C.INERTIA_DECAY_RATE,
                 chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS) -> Callable[[State, Bodies, int], State]:
-    """One jitted advance function per law (JAX then compiles once per shape N, D)."""
-    return make_advance(build_law(law_name, inertia_decay), chunk_steps)
+    """The cached jitted advance function of a law."""
+    return integrator_for(law_name, inertia_decay, chunk_steps).advance

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import ToolInputError, UnknownName
+from ...core import RunOption, ToolInputError, UnknownName
 
 # World name -> "module:Class". Importing happens only when a world is used.
 WORLDS: dict[str, str] = {
@@ -110,6 +110,12 @@ class World(ABC):
     prediction_prose: ClassVar[str] = ""
     # Name of the error metric written to records (e.g. "nrmse").
     metric: ClassVar[str] = "error"
+    # Parameter-inference tasks: parameter name -> the laws such a task draws one of
+    # (by seed), e.g. {"kappa": ("kappa=0", "kappa=5", ...)}. Task id: <world>-infer-<name>.
+    parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # Command-line options of this world (`discoverygym run mad --world NAME --opt v`);
+    # their parsed values reach the constructor as keyword arguments.
+    run_options: ClassVar[tuple[RunOption, ...]] = ()
 
     def __init__(self, *, seed: int, law: str, **options: Any) -> None:
         if law not in self.laws and not self.accepts_law(law):
@@ -200,6 +206,11 @@ class World(ABC):
     def prompt_facts(self) -> str:
         """The world's facts for the prompt: geometry, units, what is known and unknown,
         what `what` means, the prediction format. No hidden value."""
+
+    @abstractmethod
+    def public_facts(self) -> dict[str, Any]:
+        """The prompt's facts as JSON-able data (sizes, counts, geometry) for the
+        workspace, so programs need not parse the prompt. No hidden value."""
 
     def law_function(self) -> LawFunction | None:
         """The executable law an agent's `describe_law` function is checked against."""

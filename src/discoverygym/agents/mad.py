@@ -1,0 +1,210 @@
+"""Scripted baselines of the mad suite (classical world). They use only the episode
+view: the prompt's facts (`world_facts` in the workspace), the tools, and what their
+own measurements return. None of them reads the truth.
+
+- `last-seen`: measure every particle once at T_max; predict those positions for all
+  query times.
+- `ballistic`: measure every particle at T_max - 0.1 and T_max; move each particle at
+  the measured constant velocity, reflecting off the walls.
+- `newtonian`: assume Newtonian gravity and inertia. Measure every particle at several
+  times over the last few time units before T_max (the best fidelity that still buys
+  at least four snapshots), fit positions, velocities at T_max and masses in one
+  linear least-squares problem (with G = 1 the accelerations are linear in the
+  masses), then integrate Newtonian gravity with collisions forward to the query times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import EpisodeView
+
+FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
+FIDELITY_SIGMA = {"high": 0.001, "medium": 0.01, "low": 0.1}
+
+
+def measure_all(view: EpisodeView, t: float, fidelity: str) -> np.ndarray:
+    """Measure every particle at time t; returns positions (N, D). Raises if refused."""
+    facts = view.workspace()["world_facts"]
+    result = view.call("measure", {"t": float(t), "what": list(range(facts["n_particles"])),
+                                   "fidelity": fidelity})
+    if result.is_error:
+        raise RuntimeError(result.text)
+    return np.asarray(result.data["values"], dtype=float)
+
+
+def snapshots_affordable(budget: float, n_particles: int, fidelity: str) -> int:
+    """How many all-particle measurements the budget pays for at this fidelity."""
+    return int(budget // (FIDELITY_COST[fidelity] * n_particles))
+
+
+def best_fidelity(budget: float, n_particles: int, min_snapshots: int) -> str:
+    """The most precise fidelity that buys at least `min_snapshots` all-particle
+    measurements (low if none does)."""
+    for fidelity in ("high", "medium", "low"):
+        if snapshots_affordable(budget, n_particles, fidelity) >= min_snapshots:
+            return fidelity
+    return "low"
+
+
+def end_and_get_queries(view: EpisodeView) -> list[float]:
+    """End the measurement phase (if still open) and return the query times."""
+    if view.workspace()["phase"] == "measure":
+        result = view.call("end_measurements", {})
+        if result.is_error:
+            raise RuntimeError(result.text)
+    return [float(q["t"]) for q in view.workspace()["queries"]]
+
+
+def reflect_into_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Fold free-flight positions back into [lo, hi] as mirror reflections would."""
+    width = hi - lo
+    phase = np.mod(x - lo, 2 * width)
+    return lo + np.where(phase > width, 2 * width - phase, phase)
+
+
+class LastSeen:
+    """Predict the last measured positions for every query time."""
+
+    def solve(self, view: EpisodeView) -> None:
+        ws = view.workspace()
+        facts = ws["world_facts"]
+        fidelity = best_fidelity(ws["budget_remaining"], facts["n_particles"], 1)
+        positions = measure_all(view, facts["t_max"], fidelity)
+        times = end_and_get_queries(view)
+        view.call("predict", {"predictions": [positions.tolist()] * len(times)})
+
+
+class Ballistic:
+    """Constant velocity from two close measurements, with wall reflections."""
+
+    gap = 0.1
+
+    def solve(self, view: EpisodeView) -> None:
+        ws = view.workspace()
+        facts = ws["world_facts"]
+        t_max = facts["t_max"]
+        fidelity = best_fidelity(ws["budget_remaining"], facts["n_particles"], 2)
+        before = measure_all(view, t_max - self.gap, fidelity)
+        last = measure_all(view, t_max, fidelity)
+        velocity = (last - before) / self.gap
+        times = end_and_get_queries(view)
+        radius = np.asarray(facts["radii"])[:, None]
+        lo, hi = -facts["box_half_width"] + radius, facts["box_half_width"] - radius
+        predictions = [reflect_into_box(last + velocity * (t - t_max), lo, hi).tolist()
+                       for t in times]
+        view.call("predict", {"predictions": predictions})
+
+
+def fit_newtonian(times: np.ndarray, positions: np.ndarray, sigma: float,
+                  mass_prior: tuple[float, float] = (0.5, 5.0), jump: float = 0.1
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fit x(t_end), v(t_end) of every particle and all masses to positions (K, N, D)
+    measured at `times` (K,), assuming Newtonian gravity with G = 1.
+
+    With known positions, a_i(t) = sum_j m_j (x_j - x_i) / |x_j - x_i|^3 is linear in the
+    masses, so x_i(t) = x_i + v_i tau + sum_j m_j G_ij(tau) (tau = t - t_end, G_ij the
+    double time integral of that pair term, by the trapezoid rule on the measured
+    positions) is one linear least-squares problem. Samples before a collision or wall
+    bounce (a jump in the second differences) are left out for that particle. A weak
+    prior pulls masses toward the middle of their range; results are clipped to it."""
+    k, n, d = positions.shape
+    tau = times - times[-1]
+    sep = positions[:, None, :, :] - positions[:, :, None, :]  # [k, i, j] = x_j - x_i
+    r3 = np.maximum(np.linalg.norm(sep, axis=-1), 1e-3) ** 3
+    g = sep / r3[..., None]
+    g[:, np.arange(n), np.arange(n)] = 0.0
+    # Double integral from t_end backwards: first velocity-like, then position-like.
+    steps = np.diff(tau)
+    first = np.zeros_like(g)
+    for m in range(k - 2, -1, -1):
+        first[m] = first[m + 1] - 0.5 * steps[m] * (g[m] + g[m + 1])
+    second = np.zeros_like(g)
+    for m in range(k - 2, -1, -1):
+        second[m] = second[m + 1] - 0.5 * steps[m] * (first[m] + first[m + 1])
+
+    start = np.zeros(n, dtype=int)  # first usable sample of each particle
+    for i in range(n):
+        for m in range(1, k - 1):
+            left = (positions[m, i] - positions[m - 1, i]) / (tau[m] - tau[m - 1])
+            right = (positions[m + 1, i] - positions[m, i]) / (tau[m + 1] - tau[m])
+            if np.max(np.abs(right - left)) > jump + 10 * sigma / max(steps.min(), 1e-9):
+                start[i] = m
+    n_unknown = 2 * n * d + n
+    rows, rhs = [], []
+    weight = 1.0 / sigma
+    for i in range(n):
+        for m in range(start[i], k):
+            for c in range(d):
+                row = np.zeros(n_unknown)
+                row[i * d + c] = 1.0
+                row[n * d + i * d + c] = tau[m]
+                row[2 * n * d:] = second[m, i, :, c]
+                rows.append(weight * row)
+                rhs.append(weight * positions[m, i, c])
+    centre, spread = 0.5 * sum(mass_prior), 0.5 * (mass_prior[1] - mass_prior[0])
+    for j in range(n):
+        row = np.zeros(n_unknown)
+        row[2 * n * d + j] = 1.0 / spread
+        rows.append(row)
+        rhs.append(centre / spread)
+    solution, *_ = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)
+    x_end = solution[: n * d].reshape(n, d)
+    v_end = solution[n * d: 2 * n * d].reshape(n, d)
+    masses = np.clip(solution[2 * n * d:], *mass_prior)
+    return x_end, v_end, masses
+
+
+class Newtonian:
+    """Fit Newtonian gravity to the last few time units, integrate it forward."""
+
+    window = 3.0  # time units before T_max over which to measure
+    min_snapshots = 4
+
+    def solve(self, view: EpisodeView) -> None:
+        from ..suites.mad import classical_physics as P  # the integrator only, no truth
+
+        ws = view.workspace()
+        facts = ws["world_facts"]
+        n, t_max = facts["n_particles"], facts["t_max"]
+        fidelity = best_fidelity(ws["budget_remaining"], n, self.min_snapshots)
+        k = max(2, min(8, snapshots_affordable(ws["budget_remaining"], n, fidelity)))
+        times = self.sample_times(t_max, k)
+        positions = np.stack([measure_all(view, t, fidelity) for t in times])
+        query_times = end_and_get_queries(view)
+        x_end, v_end, masses = fit_newtonian(times, positions, FIDELITY_SIGMA[fidelity],
+                                             tuple(facts["mass_range"]))
+        predictions = self.integrate(P, x_end, v_end, masses, np.asarray(facts["radii"]),
+                                     t_max, query_times, facts["dt"])
+        view.call("predict", {"predictions": predictions})
+
+    def sample_times(self, t_max: float, k: int) -> np.ndarray:
+        # Spread over the window, plus a close pair at the end for the final velocity.
+        early = np.linspace(t_max - self.window, t_max - 0.05, k - 1)
+        return np.round(np.append(early, t_max), 3)
+
+    @staticmethod
+    def integrate(P: Any, x: np.ndarray, v: np.ndarray, masses: np.ndarray,
+                  radii: np.ndarray, t_start: float, query_times: list[float], dt: float
+                  ) -> list[list[list[float]]]:
+        out = []
+        with P.x64():
+            advance = P.advance_for("normal")
+            bodies = P.as_bodies(masses, radii)
+            state = P.as_state(x, v)
+            step = int(round(t_start / dt))
+            for t in query_times:
+                target = int(round(t / dt))
+                state = advance(state, bodies, target - step)
+                step = target
+                out.append(np.asarray(state.x).tolist())
+        return out
+
+
+AGENTS = {
+    "last-seen": "discoverygym.agents.mad:LastSeen",
+    "ballistic": "discoverygym.agents.mad:Ballistic",
+    "newtonian": "discoverygym.agents.mad:Newtonian",
+}

@@ -1,0 +1,413 @@
+"""The classical world: N hard spheres in [-10, 10]^D under a (possibly altered) law of
+gravity and inertia. Implements the `World` interface on top of `classical_physics`.
+
+A trajectory is integrated once per (seed, configuration) and cached in memory and on
+disk (under `cache_dir("mad", "classical")`) as snapshots every
+`SNAPSHOT_STRIDE_STEPS` steps; the state at any time is the snapshot before it advanced
+by the remaining steps with the same compiled step, so every value read is an exact
+state of the integrator. Times are rounded to the step grid (dt = 0.001)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...core import RunOption, ToolInputError
+from ...core.paths import cache_dir
+from . import constants as C
+from .worlds import (
+    LawFunction,
+    Observation,
+    ParameterQuestion,
+    World,
+    WorldDefaults,
+    WorldInfo,
+)
+
+CACHE_FORMAT = 1  # bump when the integrator or initial conditions change
+
+
+@dataclass(frozen=True)
+class InitialState:
+    """Initial conditions drawn from the seed (independent of the law)."""
+
+    x: np.ndarray  # (N, D)
+    v: np.ndarray  # (N, D)
+    mass: np.ndarray  # (N,)
+    radius: np.ndarray  # (N,)
+
+
+def sample_initial_state(seed: int, n_particles: int, dim: int) -> InitialState:
+    """Radii U(0.1, 0.5), masses U(0.5, 5), velocities N(0, 1) per component, positions
+    uniform inside the box and at least PLACEMENT_GAP apart (surface to surface)."""
+    rng = np.random.default_rng([int(seed), n_particles, dim, 1])
+    radius = rng.uniform(*C.RADIUS_RANGE, size=n_particles)
+    mass = rng.uniform(*C.MASS_RANGE, size=n_particles)
+    v = rng.normal(0.0, C.VELOCITY_SIGMA, size=(n_particles, dim))
+    x = np.zeros((n_particles, dim))
+    for i in range(n_particles):
+        for _ in range(100_000):
+            limit = C.BOX_HALF_WIDTH - radius[i]
+            trial = rng.uniform(-limit, limit, size=dim)
+            gaps = np.linalg.norm(x[:i] - trial, axis=1) - radius[:i] - radius[i]
+            if np.all(gaps >= C.PLACEMENT_GAP):
+                x[i] = trial
+                break
+        else:  # pragma: no cover - the box is far from full for the allowed N
+            raise RuntimeError("could not place the spheres without overlap")
+    return InitialState(x, v, mass, radius)
+
+
+def step_index(t: float, dt: float = C.DT) -> int:
+    """The integration step nearest to time t."""
+    return int(round(t / dt))
+
+
+class Trajectory:
+    """Snapshots of (x, v, S) every `stride` steps from t = 0 to at least `t_end`, and
+    exact states in between by integrating on from the previous snapshot."""
+
+    def __init__(self, law: str, inertia_decay: float, init: InitialState,
+                 snapshots: dict[str, np.ndarray], stride: int = C.SNAPSHOT_STRIDE_STEPS) -> None:
+        self.law = law
+        self.inertia_decay = inertia_decay
+        self.init = init
+        self.x, self.v, self.s = snapshots["x"], snapshots["v"], snapshots["s"]
+        self.stride = stride
+
+    @property
+    def last_step(self) -> int:
+        return (len(self.x) - 1) * self.stride
+
+    def state_at_step(self, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x, v, S) after `step` integration steps, as NumPy arrays."""
+        from . import classical_physics as P
+
+        if not 0 <= step <= self.last_step:
+            raise ValueError(f"step {step} outside the cached trajectory (0..{self.last_step})")
+        k, rest = divmod(step, self.stride)
+        if rest == 0:
+            return self.x[k], self.v[k], self.s[k]
+        with P.x64():
+            advance = P.advance_for(self.law, self.inertia_decay, self.stride)
+            out = advance(P.as_state(self.x[k], self.v[k], self.s[k]),
+                          P.as_bodies(self.init.mass, self.init.radius), rest)
+            return np.asarray(out.x), np.asarray(out.v), np.asarray(out.s)
+
+    def positions_at(self, t: float) -> np.ndarray:
+        return self.state_at_step(step_index(t))[0]
+
+
+def integrate_snapshots(law: str, inertia_decay: float, init: InitialState, n_snapshots: int,
+                        stride: int = C.SNAPSHOT_STRIDE_STEPS) -> dict[str, np.ndarray]:
+    """Integrate from t = 0 and keep every `stride`-th state (n_snapshots states)."""
+    from . import classical_physics as P
+
+    with P.x64():
+        integrator = P.integrator_for(law, inertia_decay, stride)
+        out = integrator.snapshots(P.as_state(init.x, init.v),
+                                   P.as_bodies(init.mass, init.radius), n_snapshots)
+        return {"x": np.asarray(out.x), "v": np.asarray(out.v), "s": np.asarray(out.s)}
+
+
+_MEMORY: OrderedDict[str, Trajectory] = OrderedDict()
+_MEMORY_SIZE = 64
+_LOCK = threading.Lock()
+
+
+def get_trajectory(seed: int, law: str, n_particles: int, dim: int, inertia_decay: float,
+                   t_end: float) -> Trajectory:
+    """The cached trajectory of (seed, law, N, D, lambda) covering [0, t_end]; integrated
+    on first use, then read from memory or disk."""
+    init = sample_initial_state(seed, n_particles, dim)
+    n_snapshots = math.ceil(step_index(t_end) / C.SNAPSHOT_STRIDE_STEPS) + 1
+    config = {"format": CACHE_FORMAT, "law": law, "n": n_particles, "dim": dim,
+              "inertia_decay": inertia_decay, "dt": C.DT, "softening": C.SOFTENING,
+              "stride": C.SNAPSHOT_STRIDE_STEPS, "snapshots": n_snapshots,
+              "ripple": [C.RIPPLE_AMPLITUDE, C.RIPPLE_WAVELENGTH, C.RIPPLE_PHASE]}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    key = f"{digest}-{seed}"
+    with _LOCK:
+        if key in _MEMORY:
+            _MEMORY.move_to_end(key)
+            return _MEMORY[key]
+    path = cache_dir("mad", "classical", digest) / f"seed{int(seed)}.npz"
+    snapshots = _read_npz(path)
+    if snapshots is None:
+        snapshots = integrate_snapshots(law, inertia_decay, init, n_snapshots)
+        _write_npz(path, snapshots)
+    trajectory = Trajectory(law, inertia_decay, init, snapshots)
+    with _LOCK:
+        _MEMORY[key] = trajectory
+        while len(_MEMORY) > _MEMORY_SIZE:
+            _MEMORY.popitem(last=False)
+    return trajectory
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray] | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as data:
+            return {k: np.array(data[k]) for k in ("x", "v", "s")}
+    except (OSError, ValueError, KeyError):  # a torn or foreign file: recompute
+        return None
+
+
+def _write_npz(path: Path, snapshots: dict[str, np.ndarray]) -> None:
+    # Write then rename, so parallel workers never read a half-written file.
+    tmp = path.with_name(f"{path.stem}.{threading.get_ident()}.tmp.npz")
+    np.savez(tmp, **snapshots)
+    tmp.replace(path)
+
+
+# ---- the world ------------------------------------------------------------------------
+LAW_PROSE = {
+    "normal": "Newtonian gravity",
+    "kappa10": "anisotropic inertia (kappa = 10)",
+    "kappa20": "anisotropic inertia (kappa = 20)",
+    "inv-r": "1/R gravity",
+    "ripple": "ripple gravity",
+    "combined": "1/R gravity with anisotropic inertia (kappa = 10)",
+}
+
+
+class ClassicalWorld(World):
+    """N spheres in the box [-10, 10]^D; measure positions, predict positions."""
+
+    name = "classical"
+    laws = ("normal", "kappa10", "kappa20", "inv-r", "ripple", "combined")
+    defaults = WorldDefaults(t_max=C.T_MAX, budget=C.BUDGET, n_queries=C.N_QUERIES)
+    observation_schema: ClassVar[dict[str, Any]] = {
+        "type": "array", "items": {"type": "integer"}, "minItems": 1,
+        "description": "indices of the particles whose positions to measure, e.g. [0, 2]",
+    }
+    observation_prose = ("`what` is a list of particle indices (0-based, no repeats); the "
+                         "result is one position vector per listed particle, in that order")
+    prediction_item_schema: ClassVar[dict[str, Any]] = {
+        "type": "array", "items": {"type": "array", "items": {"type": "number"}},
+        "description": "positions of all particles at one query time: one [x, y(, z)] per particle",
+    }
+    metric = "nrmse"
+    supports_images = True
+    parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {
+        "kappa": tuple(f"kappa={k:g}" for k in C.KAPPA_GRID)}
+    run_options: ClassVar[tuple[RunOption, ...]] = (
+        RunOption("n_particles", f"classical: number of spheres (default "
+                  f"{C.DEFAULT_N_PARTICLES})", int),
+        RunOption("dim", f"classical: dimension 2 or 3 (default {C.DEFAULT_DIM})", int),
+        RunOption("inertia_decay", "classical: lambda of the anisotropic-inertia laws (default "
+                  f"{C.INERTIA_DECAY_RATE:g})", float),
+        RunOption("query_horizon", "classical: query times lie in (T_max, T_max + horizon] "
+                  f"(default {C.QUERY_HORIZON:g})", float),
+    )
+
+    def __init__(self, *, seed: int, law: str, n_particles: int = C.DEFAULT_N_PARTICLES,
+                 dim: int = C.DEFAULT_DIM, inertia_decay: float = C.INERTIA_DECAY_RATE,
+                 query_horizon: float = C.QUERY_HORIZON) -> None:
+        super().__init__(seed=seed, law=law)
+        if dim not in (2, 3):
+            raise ValueError(f"dim must be 2 or 3, got {dim}")
+        if not 1 <= n_particles <= 20:
+            raise ValueError(f"n_particles must be between 1 and 20, got {n_particles}")
+        if not inertia_decay > 0 or not query_horizon > 0:
+            raise ValueError("inertia_decay and query_horizon must be positive")
+        self.n_particles = int(n_particles)
+        self.dim = int(dim)
+        self.inertia_decay = float(inertia_decay)
+        self.query_horizon = float(query_horizon)
+        self.init = sample_initial_state(seed, self.n_particles, self.dim)
+        self._trajectory: Trajectory | None = None
+
+    @classmethod
+    def accepts_law(cls, law: str) -> bool:
+        # "kappa=<value>": anisotropic inertia with any kappa (the inference variant).
+        if law.startswith("kappa="):
+            try:
+                return float(law.split("=", 1)[1]) >= 0
+            except ValueError:
+                return False
+        return False
+
+    @property
+    def kappa(self) -> float:
+        from .classical_physics import build_law
+
+        return build_law(self.law, self.inertia_decay).kappa
+
+    @property
+    def prediction_prose(self) -> str:  # type: ignore[override]
+        return (f"one entry per query time (in query order), each a list of {self.n_particles} "
+                f"positions (particle 0 first), each position a list of {self.dim} coordinates")
+
+    # ---- trajectory --------------------------------------------------------------------
+    def trajectory(self) -> Trajectory:
+        if self._trajectory is None:
+            t_end = self.defaults.t_max + self.query_horizon
+            self._trajectory = get_trajectory(self.seed, self.law, self.n_particles, self.dim,
+                                              self.inertia_decay, t_end)
+        return self._trajectory
+
+    # ---- measurement -------------------------------------------------------------------
+    def parse_what(self, what: Any) -> Observation:
+        if isinstance(what, int) and not isinstance(what, bool):
+            what = [what]
+        if not isinstance(what, list) or not what:
+            raise ToolInputError(f"`what` must be a non-empty list of particle indices "
+                                 f"0..{self.n_particles - 1}. Nothing was charged.")
+        bad = [p for p in what if not isinstance(p, int) or isinstance(p, bool)
+               or not 0 <= p < self.n_particles]
+        if bad:
+            raise ToolInputError(f"Unknown particle {bad[0]!r}: particles are numbered 0.."
+                                 f"{self.n_particles - 1}. Nothing was charged.")
+        if len(set(what)) != len(what):
+            raise ToolInputError("`what` lists a particle more than once; list each at most "
+                                 "once. Nothing was charged.")
+        return Observation(tuple(what), len(what), ",".join(map(str, what)))
+
+    def true_values(self, t: float, observation: Observation, rng: np.random.Generator
+                    ) -> np.ndarray:
+        return self.trajectory().positions_at(t)[list(observation.selection)]
+
+    def rows(self, t: float, observation: Observation, values: np.ndarray) -> list[dict[str, Any]]:
+        axes = "xyz"[: self.dim]
+        return [{"t": t, "particle": p, **{a: float(values[k, i]) for i, a in enumerate(axes)}}
+                for k, p in enumerate(observation.selection)]
+
+    def render(self, t: float, observation: Observation, values: np.ndarray) -> bytes:
+        from .render import render_discs
+
+        return render_discs(values[:, :2], self.init.radius[list(observation.selection)],
+                            labels=list(observation.selection), half_width=C.BOX_HALF_WIDTH,
+                            title=f"t = {t:g}" + (" (x-y projection)" if self.dim == 3 else ""))
+
+    # ---- prediction --------------------------------------------------------------------
+    def queries(self, trial: int = 0) -> list[dict[str, Any]]:
+        rng = np.random.default_rng([self.seed, 2, int(trial)])
+        offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
+        # Round to the step grid (and stay strictly after T_max).
+        steps = np.maximum(np.round((self.defaults.t_max + offsets) / C.DT), step_index(
+            self.defaults.t_max) + 1)
+        return [{"t": round(float(s) * C.DT, 3)} for s in steps]
+
+    def prediction_shape(self) -> tuple[int, ...]:
+        return (self.n_particles, self.dim)
+
+    def truth_at_queries(self, trial: int = 0) -> np.ndarray:
+        traj = self.trajectory()
+        return np.stack([traj.positions_at(q["t"]) for q in self.queries(trial)])
+
+    def error(self, predictions: np.ndarray, truth: np.ndarray) -> float:
+        return nrmse(predictions, truth, self.dim)
+
+    def reference_prediction(self, trial: int = 0) -> np.ndarray:
+        at_t_max = self.trajectory().positions_at(self.defaults.t_max)
+        return np.stack([at_t_max] * len(self.queries(trial)))
+
+    # ---- prompt and extras -------------------------------------------------------------
+    def prompt_facts(self) -> str:
+        radii = ", ".join(f"{r:.4f}" for r in self.init.radius)
+        axes = "x, y" + (", z" if self.dim == 3 else "")
+        return (
+            f"World: {self.n_particles} hard spheres in {self.dim} dimensions inside the box "
+            f"[-{C.BOX_HALF_WIDTH:g}, {C.BOX_HALF_WIDTH:g}]^{self.dim} (coordinates {axes}). "
+            f"Radii (particle 0 first): {radii}. Masses are unknown (drawn from U(0.5, 5)); "
+            "initial velocity components were drawn from N(0, 1), positions uniformly without "
+            "overlap. The spheres attract each other through a pair force between their "
+            "centres and bounce elastically (restitution 1) off each other and the walls. "
+            "Units: G = 1; the simulator uses Plummer softening 1e-4 and semi-implicit Euler "
+            f"steps of dt = {C.DT:g}, so measurement times are rounded to multiples of "
+            f"{C.DT:g}. The laws of this world may differ from Newtonian gravity and "
+            "Newtonian inertia; finding out how is part of the task.\n"
+            f"Measurements: {self.observation_prose}. Each observed particle is one item.")
+
+    def public_facts(self) -> dict[str, Any]:
+        return {"world": self.name, "n_particles": self.n_particles, "dim": self.dim,
+                "radii": self.init.radius.tolist(), "box_half_width": C.BOX_HALF_WIDTH,
+                "G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": self.defaults.t_max,
+                "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
+                "mass_range": list(C.MASS_RANGE)}
+
+    def law_function(self) -> LawFunction:
+        from .classical_physics import build_law
+
+        force_law = build_law(self.law, self.inertia_decay).force_law
+        dim = self.dim
+
+        def sample_inputs(rng: np.random.Generator) -> list[dict[str, Any]]:
+            out = []
+            for _ in range(64):
+                direction = rng.normal(size=dim)
+                direction /= np.linalg.norm(direction)
+                r = float(np.exp(rng.uniform(np.log(0.2), np.log(30.0))))
+                out.append({"m_i": float(rng.uniform(*C.MASS_RANGE)),
+                            "m_j": float(rng.uniform(*C.MASS_RANGE)),
+                            "r_vec": (r * direction).tolist()})
+            return out
+
+        def truth(inputs: list[dict[str, Any]]) -> np.ndarray:
+            return np.array([reference_pair_force(force_law, d["m_i"], d["m_j"], d["r_vec"])
+                             for d in inputs])
+
+        return LawFunction(
+            name="pair_force",
+            signature="def pair_force(m_i: float, m_j: float, r_vec: list[float]) -> list[float]",
+            explanation=("the force on particle i (mass m_i) exerted by particle j (mass m_j), "
+                         "with r_vec = position of j minus position of i, as a list of "
+                         f"{dim} numbers (G = 1; ignore softening and collisions). Only the "
+                         "pair force is checked by execution; describe any change of inertia "
+                         "in the text."),
+            sample_inputs=sample_inputs, truth=truth)
+
+    def parameter_question(self) -> ParameterQuestion | None:
+        if not self.law.startswith("kappa="):
+            return None
+        return ParameterQuestion(
+            name="kappa",
+            prose=("The law is known up to one number: gravity is Newtonian (|F| = G m_i m_j / "
+                   "r^2, G = 1) but inertia is anisotropic: each particle's acceleration is "
+                   "a = M^-1 F with M = m I + kappa S, where m is its mass, I the identity, and "
+                   "S a matrix with S = 0 at t = 0 and dS/dt = -lambda S + a a^T (lambda = "
+                   f"{self.inertia_decay:g}). Estimate kappa, one of "
+                   f"{', '.join(f'{k:g}' for k in C.KAPPA_GRID)}."),
+            truth=self.kappa, scale_floor=5.0, pass_half_width=2.5)
+
+    def info(self) -> WorldInfo:
+        return WorldInfo(
+            world=self.name, law=self.law,
+            options={"n_particles": self.n_particles, "dim": self.dim,
+                     "inertia_decay": self.inertia_decay, "query_horizon": self.query_horizon},
+            constants={"G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": C.T_MAX,
+                       "box_half_width": C.BOX_HALF_WIDTH, "budget": C.BUDGET,
+                       "ours": {"inertia_decay": self.inertia_decay,
+                                "query_horizon": self.query_horizon,
+                                "placement_gap": C.PLACEMENT_GAP,
+                                "snapshot_stride_steps": C.SNAPSHOT_STRIDE_STEPS,
+                                "collisions": "simultaneous pair impulses, walls reflect"}})
+
+
+def nrmse(predictions: np.ndarray, truth: np.ndarray, dim: int) -> float:
+    """RMS position error over all queries and particles (Euclidean per particle)
+    divided by the box diagonal 20 sqrt(D)."""
+    squared = np.sum((np.asarray(predictions) - np.asarray(truth)) ** 2, axis=-1)
+    return float(np.sqrt(np.mean(squared)) / (2 * C.BOX_HALF_WIDTH * math.sqrt(dim)))
+
+
+def reference_pair_force(force_law: Any, m_i: float, m_j: float, r_vec: Any) -> np.ndarray:
+    """The (unsoftened) pair force on i from j, r_vec = x_j - x_i, for law checks."""
+    from . import classical_physics as P
+
+    r_vec = np.asarray(r_vec, dtype=float)
+    r = float(np.linalg.norm(r_vec))
+    with P.x64():
+        magnitude = float(force_law(np.float64(r)))
+    return magnitude * m_i * m_j * r_vec / r
+
