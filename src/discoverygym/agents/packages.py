@@ -1,0 +1,76 @@
+"""Scripted baselines for the shipped task packages.
+
+`baseline` recognises a package by its task name and runs that package's classical
+method on DATA_DIR, writing answers with the `write_file` tool and asking for one
+evaluation. For a package it does not know, it writes nothing and finishes (an honest
+failure)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ..core import EpisodeView
+
+
+def _trajectory(data_dir: Path, instance: str) -> tuple[np.ndarray, np.ndarray]:
+    table = np.loadtxt(data_dir / "data" / instance / "trajectory.csv", delimiter=",",
+                       skiprows=1)
+    return table[:, 0], table[:, 1:5]
+
+
+def force_law_alpha(t: np.ndarray, pos: np.ndarray) -> float:
+    """|a_rel| ∝ r^-(2+alpha): Savitzky-Golay accelerations, log-log slope."""
+    from scipy.signal import savgol_filter
+
+    rel = pos[:, 2:4] - pos[:, 0:2]
+    acc = savgol_filter(rel, 15, 4, deriv=2, delta=t[1] - t[0], axis=0)[10:-10]
+    slope = np.polyfit(np.log(np.hypot(*rel[10:-10].T)), np.log(np.hypot(*acc.T)), 1)[0]
+    return float(-slope - 2.0)
+
+
+def drag_tau_s(t: np.ndarray, pos: np.ndarray) -> float:
+    """Linear drag makes the relative orbit's angular momentum decay as exp(-t/tau)."""
+    rel = pos[:, 2:4] - pos[:, 0:2]
+    vel = np.gradient(rel, t, axis=0)
+    h = rel[:, 0] * vel[:, 1] - rel[:, 1] * vel[:, 0]
+    slope = np.polyfit(t[5:-5], np.log(np.abs(h[5:-5])), 1)[0]
+    return float(-1.0 / slope)
+
+
+def _solve_force_law(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    for name in instances:
+        alpha = force_law_alpha(*_trajectory(data, name))
+        view.call("write_file", {"path": f"{name}/answer.json",
+                                 "content": json.dumps({"alpha": alpha})})
+
+
+def _solve_drag(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    for name in instances:
+        tau = drag_tau_s(*_trajectory(data, name))
+        view.call("write_file", {"path": f"{name}/answer.json",
+                                 "content": json.dumps({"tau_s": tau})})
+
+
+SOLVERS: dict[str, Callable[[EpisodeView, Path, list[str]], None]] = {
+    "Infer the force law of an altered-gravity binary": _solve_force_law,
+    "Measure the drag timescale of a decaying binary": _solve_drag,
+}
+
+
+class Baseline:
+    """The classical method of each shipped package."""
+
+    def solve(self, view: EpisodeView) -> None:
+        ws = view.workspace()
+        solver = SOLVERS.get(ws["task_name"])
+        if solver is not None:
+            solver(view, Path(ws["DATA_DIR"]), list(ws["instances"]))
+            view.call("evaluate", {})
+        view.call("finish", {})
+
+
+AGENTS = {"baseline": "discoverygym.agents.packages:Baseline"}

@@ -1,0 +1,185 @@
+"""`discoverygym package check DIR`: the static and dynamic checks a package must pass.
+
+Each problem is a `Finding(rule, path, message)`; a package passes when there are none.
+Static: completeness, one primary metric and a parsable SOTA per instance, cross-file
+consistency, the information firewall over `problem/`. Dynamic: the evaluator on a
+reference submission, on an empty (trivial) one and on malformed outputs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .evaluator_runner import run_evaluator
+from .package import Package, PackageError, load_package
+
+REQUIRED = ("metadata.json", "problem", "problem/README.md", "evaluation",
+            "evaluation/evaluator.py", "evaluation/ground_truth", "environment", "licenses")
+README_SECTIONS = ("scientific problem", "task objective", "dataset", "evaluation metric",
+                   "output format", "submission")
+TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".py", ".yaml", ".yml", ".dat", ""}
+DOI = re.compile(r"\b10\.\d{4,9}/\S+")
+# Numbers precise enough that their appearance in problem/ is no coincidence.
+PRECISE_NUMBER = re.compile(r"[-+]?\d*\.\d{4,}(?:[eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.path}: {self.message}"
+
+
+def _text_files(root: Path) -> list[Path]:
+    return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+            and p.stat().st_size < 5_000_000]
+
+
+def static_findings(pkg: Package) -> list[Finding]:
+    out: list[Finding] = []
+    root = pkg.root
+    for rel in REQUIRED:
+        if not (root / rel).exists():
+            out.append(Finding("completeness", rel, "missing"))
+    readme = root / "problem" / "README.md"
+    if readme.exists():
+        text = readme.read_text(errors="replace").lower()
+        for section in README_SECTIONS:
+            if section not in text:
+                out.append(Finding("completeness", "problem/README.md",
+                                   f"no section about '{section}'"))
+    for inst in pkg.instances:
+        if inst.sota is None:
+            out.append(Finding("sota", "metadata.json",
+                               f"instance {inst.name}: SOTA {inst.sota_text!r} has no number"))
+        elif inst.sota == 0:
+            out.append(Finding("sota", "metadata.json",
+                               f"instance {inst.name}: SOTA is 0, so g is undefined"))
+    gt = root / "evaluation" / "ground_truth"
+    data = root / "problem" / "data"
+    for inst in pkg.instances:
+        if gt.exists() and not (gt / inst.name).exists():
+            out.append(Finding("consistency", f"evaluation/ground_truth/{inst.name}",
+                               "no ground truth for this instance"))
+        if data.exists() and not (data / inst.name).exists() and not (
+                root / "problem" / "data_archives").exists():
+            out.append(Finding("consistency", f"problem/data/{inst.name}",
+                               "no data for this instance"))
+    out += firewall_findings(pkg)
+    return out
+
+
+def firewall_findings(pkg: Package) -> list[Finding]:
+    """Nothing in problem/ may reveal the paper, the method, the evaluator or the truth."""
+    out: list[Finding] = []
+    meta = pkg.metadata
+    problem = pkg.problem_dir
+    if not problem.exists():
+        return out
+    forbidden: list[tuple[str, str]] = []
+    for key in ("paper_title", "title_of_paper", "source_paper_title"):
+        if isinstance(meta.get(key), str) and len(meta[key]) > 8:
+            forbidden.append((meta[key], "paper title"))
+    for inst in pkg.instances:
+        for entry in inst.sota_text:
+            method = str(entry.get("method") or "").strip()
+            if len(method) >= 4 and method.lower() not in ("literature", "baseline"):
+                forbidden.append((method, "SOTA method name"))
+    for term in meta.get("firewall", {}).get("forbidden_terms", []):
+        forbidden.append((term, "declared forbidden term"))
+    hidden_names = {p.name for p in pkg.evaluation_dir.rglob("*") if p.is_file()
+                    and p.name not in ("evaluator.py",) and len(p.name) > 6}
+    truth_numbers: set[str] = set()
+    gt = pkg.evaluation_dir / "ground_truth"
+    if gt.exists():
+        for f in _text_files(gt):
+            truth_numbers.update(PRECISE_NUMBER.findall(f.read_text(errors="replace")))
+    for f in _text_files(problem):
+        rel = str(f.relative_to(pkg.root))
+        text = f.read_text(errors="replace")
+        low = text.lower()
+        for term, why in forbidden:
+            if term.lower() in low:
+                out.append(Finding("firewall", rel, f"mentions the {why} {term!r}"))
+        if DOI.search(text):
+            out.append(Finding("firewall", rel, f"contains a DOI ({DOI.search(text).group(0)})"))
+        if re.search(r"\bevaluation/|evaluator\.py|ground_truth", text):
+            out.append(Finding("firewall", rel, "mentions the hidden evaluation/ folder"))
+        for name in hidden_names:
+            if name in text:
+                out.append(Finding("firewall", rel, f"names the hidden file {name!r}"))
+        if truth_numbers and f.suffix.lower() in (".md", ".txt", ".json", ""):
+            leaked = truth_numbers.intersection(PRECISE_NUMBER.findall(text))
+            if leaked:
+                out.append(Finding("firewall", rel,
+                                   f"contains ground-truth values {sorted(leaked)[:3]}"))
+        if f.suffix.lower() in (".csv", ".tsv") and truth_numbers:
+            leaked = truth_numbers.intersection(PRECISE_NUMBER.findall(text))
+            if len(leaked) >= 3:
+                out.append(Finding("firewall", rel,
+                                   f"contains {len(leaked)} ground-truth values"))
+    return out
+
+
+def dynamic_findings(pkg: Package, *, timeout_s: float = 120.0) -> list[Finding]:
+    """Run the evaluator on a reference, an empty and a malformed submission."""
+    out: list[Finding] = []
+    reference = pkg.evaluation_dir / "reference_submission"
+    if not reference.exists():
+        reference = pkg.evaluation_dir / "ground_truth"
+    ev = run_evaluator(pkg, reference, timeout_s=timeout_s)
+    if not ev.ok:
+        out.append(Finding("evaluator", "evaluation/evaluator.py",
+                           f"fails on the reference submission: {ev.error}"))
+    else:
+        for inst in pkg.scored_instances():
+            if ev.g.get(inst.name, -1.0) <= -1.0:
+                out.append(Finding("evaluator", "evaluation/evaluator.py",
+                                   f"reference submission scores as failed on {inst.name}"))
+    with tempfile.TemporaryDirectory() as empty:
+        ev = run_evaluator(pkg, Path(empty), timeout_s=timeout_s)
+        if not ev.ok:
+            out.append(Finding("evaluator", "evaluation/evaluator.py",
+                               f"crashes on an empty submission: {ev.error}"))
+        elif any(g > -1.0 for g in ev.g.values()):
+            out.append(Finding("evaluator", "evaluation/evaluator.py",
+                               "an empty submission scores above failure"))
+    with tempfile.TemporaryDirectory() as bad:
+        bad_root = Path(bad)
+        for f in reference.rglob("*"):
+            if f.is_file():
+                target = bad_root / f.relative_to(reference)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(b"\x00not,valid\nNaN,inf,,\x01{[")
+        ev = run_evaluator(pkg, bad_root, timeout_s=timeout_s)
+        if not ev.ok:
+            out.append(Finding("evaluator", "evaluation/evaluator.py",
+                               f"crashes on malformed outputs: {ev.error}"))
+        elif any(g > -1.0 for g in ev.g.values()):
+            out.append(Finding("evaluator", "evaluation/evaluator.py",
+                               "malformed outputs score above failure"))
+    return out
+
+
+def check_package(root: Path, *, dynamic: bool = True) -> list[Finding]:
+    """All findings for one package directory (empty: it passes)."""
+    try:
+        pkg = load_package(root)
+    except PackageError as exc:
+        return [Finding("metadata", "metadata.json", str(exc))]
+    findings = static_findings(pkg)
+    if dynamic and (pkg.evaluator.exists()):
+        findings += dynamic_findings(pkg)
+    return findings
+
+
+def copy_package(src: Path, dst: Path) -> Path:
+    """A writable copy of a package (for tests that break one on purpose)."""
+    shutil.copytree(src, dst)
+    return dst

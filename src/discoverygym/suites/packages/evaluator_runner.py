@@ -1,0 +1,118 @@
+"""Run a package's hidden evaluator in its own process.
+
+The evaluator (`evaluation/evaluator.py`, defining `run_evaluation()` or `main()`) reads
+the agent's files from OUTPUT_DIR. It runs with a time and memory cap; its JSON result
+is read from stdout after a marker line. A crash, a timeout or unreadable output is an
+evaluation error, never a score."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .package import Package
+from .scoring import FAILED_G, instance_g, task_score
+
+MARKER = "===DISCOVERYGYM-EVALUATION-RESULT==="
+
+_WRAPPER = f"""
+import importlib.util, json, math, sys
+spec = importlib.util.spec_from_file_location("evaluator", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+fn = getattr(module, "run_evaluation", None) or getattr(module, "main", None)
+if fn is None:
+    raise SystemExit("evaluator.py defines neither run_evaluation() nor main()")
+result = fn()
+def clean(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {{str(k): clean(v) for k, v in x.items()}}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    if hasattr(x, "item"):
+        return clean(x.item())
+    return x
+print("{MARKER}")
+print(json.dumps(clean(result)))
+"""
+
+
+@dataclass
+class Evaluation:
+    """One evaluation of an output directory."""
+
+    ok: bool
+    raw: dict[str, Any] = field(default_factory=dict)  # the evaluator's per-instance dict
+    g: dict[str, float] = field(default_factory=dict)  # per scored instance
+    score: float = FAILED_G
+    error: str | None = None
+    skipped: list[str] = field(default_factory=list)  # instances without a usable SOTA
+    duration_s: float = 0.0
+
+
+def _limits(memory_mb: int, cpu_s: int):
+    def apply() -> None:
+        mem = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+        os.setsid()
+    return apply
+
+
+def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.0,
+                  memory_mb: int = 4096) -> Evaluation:
+    """Evaluate `output_dir` with the package's evaluator and score it against SOTA."""
+    start = time.perf_counter()
+    env = {k: v for k, v in os.environ.items()
+           if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")}
+    env["OUTPUT_DIR"] = str(Path(output_dir).resolve())
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, str(package.evaluator)], cwd=package.evaluation_dir,
+            env=env, capture_output=True, text=True, timeout=timeout_s,
+            preexec_fn=_limits(memory_mb, int(timeout_s) + 1))
+    except subprocess.TimeoutExpired:
+        return Evaluation(ok=False, error=f"evaluator timed out after {timeout_s:g} s",
+                          duration_s=time.perf_counter() - start)
+    duration = time.perf_counter() - start
+    if proc.returncode != 0 or MARKER not in proc.stdout:
+        tail = (proc.stderr or proc.stdout)[-2000:]
+        return Evaluation(ok=False, duration_s=duration,
+                          error=f"evaluator failed (exit {proc.returncode}): {tail.strip()}")
+    try:
+        raw = json.loads(proc.stdout.rsplit(MARKER, 1)[1].strip().splitlines()[0])
+    except (IndexError, json.JSONDecodeError) as exc:
+        return Evaluation(ok=False, error=f"evaluator output unreadable: {exc}",
+                          duration_s=duration)
+    if not isinstance(raw, dict):
+        return Evaluation(ok=False, error="evaluator returned a non-dict result",
+                          duration_s=duration)
+    return score_raw(package, raw, duration)
+
+
+def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0) -> Evaluation:
+    """g per scored instance from an evaluator result; failed or missing → −1."""
+    g: dict[str, float] = {}
+    skipped = []
+    for inst in package.instances:
+        if inst.sota in (None, 0.0):
+            skipped.append(inst.name)
+            continue
+        entry = raw.get(inst.name)
+        value = entry.get(inst.metric) if isinstance(entry, dict) else None
+        measured = float(value) if isinstance(value, int | float) and not isinstance(
+            value, bool) and math.isfinite(value) else None
+        g[inst.name] = instance_g(measured, inst.sota, inst.direction)
+    return Evaluation(ok=True, raw=raw, g=g, score=task_score(g.values()), skipped=skipped,
+                      duration_s=duration_s)

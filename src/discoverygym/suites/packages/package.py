@@ -1,0 +1,156 @@
+"""Task packages in the published NatureBench layout:
+
+    <case_id>/metadata.json, problem/ (agent-visible), evaluation/evaluator.py +
+    ground_truth/ (hidden), environment/, licenses/
+
+`load_package` reads and validates one; errors name the file and the rule broken."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .scoring import best_sota
+
+DIRECTIONS = ("higher_is_better", "lower_is_better")
+TOPOLOGIES = ("strict_single_step", "serial_pipeline", "multi_task_parallel",
+              "pretrain_finetune")
+
+
+class PackageError(ValueError):
+    """A package breaks a rule of the layout; the message names the file and the rule."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One `performance_entries` item: a dataset with its primary metric and SOTA."""
+
+    name: str
+    metric: str
+    direction: str
+    unit: str
+    sota: float | None  # None: unparsable or missing (the instance is skipped, reported)
+    sota_text: list[dict[str, Any]]
+    baseline: dict[str, Any] | None
+
+
+@dataclass
+class Package:
+    root: Path
+    metadata: dict[str, Any]
+    instances: list[Instance] = field(default_factory=list)
+
+    @property
+    def case_id(self) -> str:
+        return self.root.name
+
+    @property
+    def problem_dir(self) -> Path:
+        return self.root / "problem"
+
+    @property
+    def evaluation_dir(self) -> Path:
+        return self.root / "evaluation"
+
+    @property
+    def evaluator(self) -> Path:
+        return self.evaluation_dir / "evaluator.py"
+
+    @property
+    def domain(self) -> str:
+        return str(self.metadata.get("domain_metadata", {}).get("primary_domain", "unknown"))
+
+    @property
+    def task_name(self) -> str:
+        return str(self.metadata.get("task_name", self.case_id))
+
+    @property
+    def runtime_s(self) -> float:
+        """The solve budget from compute_resource_requirements.runtime (seconds; strings
+        such as "2h", "30 min" accepted), default one hour."""
+        return parse_runtime_s(self.metadata.get("compute_resource_requirements", {})
+                               .get("runtime"))
+
+    def scored_instances(self) -> list[Instance]:
+        return [i for i in self.instances if i.sota not in (None, 0.0)]
+
+
+def parse_runtime_s(value: Any, default: float = 3600.0) -> float:
+    import re
+
+    if isinstance(value, int | float):
+        return float(value)
+    if not isinstance(value, str):
+        return default
+    m = re.match(r"\s*([\d.]+)\s*(s|sec|seconds?|m|min|minutes?|h|hr|hours?)?\s*$", value.lower())
+    if not m:
+        return default
+    scale = {"s": 1, "m": 60, "h": 3600}[(m.group(2) or "s")[0]]
+    return float(m.group(1)) * scale
+
+
+def _read_metadata(root: Path) -> dict[str, Any]:
+    path = root / "metadata.json"
+    if not path.is_file():
+        raise PackageError(f"{path}: missing (rule: every package has metadata.json)")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise PackageError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise PackageError(f"{path}: must hold a JSON object")
+    return data
+
+
+def _instances(meta: dict[str, Any], path: Path) -> list[Instance]:
+    entries = meta.get("performance_entries")
+    if not isinstance(entries, list) or not entries:
+        raise PackageError(f"{path}: performance_entries must be a non-empty list "
+                           "(rule: one entry per instance)")
+    out = []
+    for k, entry in enumerate(entries):
+        where = f"{path}: performance_entries[{k}]"
+        name = entry.get("dataset_name")
+        if not isinstance(name, str) or not name:
+            raise PackageError(f"{where}: dataset_name missing")
+        metrics = entry.get("metrics") or []
+        primary = [m for m in metrics if m.get("is_primary")]
+        if len(primary) != 1:
+            raise PackageError(f"{where} ({name}): {len(primary)} primary metrics "
+                               "(rule: exactly one primary metric per instance)")
+        m = primary[0]
+        direction = m.get("metric_direction")
+        if direction not in DIRECTIONS:
+            raise PackageError(f"{where} ({name}): metric_direction {direction!r} must be one "
+                               f"of {DIRECTIONS}")
+        sota_entries = m.get("sota_score")
+        if isinstance(sota_entries, dict):
+            sota_entries = [sota_entries]
+        if not isinstance(sota_entries, list) or not sota_entries:
+            raise PackageError(f"{where} ({name}): primary metric {m.get('name')!r} has no "
+                               "sota_score (rule: a SOTA for each instance)")
+        out.append(Instance(name=name, metric=str(m.get("name")), direction=direction,
+                            unit=str(m.get("unit", "")),
+                            sota=best_sota(sota_entries, direction), sota_text=sota_entries,
+                            baseline=m.get("baseline_score")))
+    return out
+
+
+def load_package(root: Path) -> Package:
+    """Load and validate a package directory (static structure only; see check.py for
+    the full check including the firewall and the evaluator)."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise PackageError(f"{root}: not a directory")
+    meta = _read_metadata(root)
+    return Package(root=root, metadata=meta, instances=_instances(meta, root / "metadata.json"))
+
+
+def find_packages(directory: Path) -> list[Path]:
+    """Package roots directly under `directory` (folders holding metadata.json)."""
+    directory = Path(directory)
+    if (directory / "metadata.json").is_file():
+        return [directory]
+    return sorted(p for p in directory.iterdir() if (p / "metadata.json").is_file())

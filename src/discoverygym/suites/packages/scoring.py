@@ -1,0 +1,123 @@
+"""Scoring against the published state of the art (NatureBench rules).
+
+Per instance g = dir · (m − m_sota) / |m_sota| with dir = +1 when higher is better and
+−1 when lower is better. The task score is the mean g over primary instances, a failed
+or missing instance counting −1. These functions are the only place the rule lives."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FAILED_G = -1.0
+SURPASS_G = 0.1
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def parse_sota(text: Any, direction: str) -> float | None:
+    """The number a SOTA string stands for, or None if it has none.
+
+    `mean=X` → X; a trailing parenthetical is dropped; a leading `~` stripped; a range
+    "A to B" or "A-B" → the better end for `direction`; a bound "< 1.6" → 1.6; "a ± b"
+    → a; otherwise the first number."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text) if math.isfinite(text) else None
+    if not isinstance(text, str):
+        return None
+    s = text.strip()
+    m = re.search(r"mean\s*=\s*(" + _NUMBER + ")", s)
+    if m:
+        return float(m.group(1))
+    s = re.sub(r"\s*\([^()]*\)\s*$", "", s).strip()
+    s = s.lstrip("~≈ ").strip()
+    m = re.match(r"^(" + _NUMBER + r")\s*(?:to|–|—|-)\s*(" + _NUMBER + r")", s)
+    if m:
+        a, b = float(m.group(1)), float(m.group(2))
+        return max(a, b) if direction == "higher_is_better" else min(a, b)
+    m = re.match(r"^(?:<=?|>=?|≤|≥)\s*(" + _NUMBER + ")", s)
+    if m:
+        return float(m.group(1))
+    m = re.match(r"^(" + _NUMBER + r")\s*(?:±|\+/-|\+-)", s)
+    if m:
+        return float(m.group(1))
+    # A digit glued to letters ("R2", "H2O") is part of a name, not a value.
+    m = re.search(r"(?<![A-Za-z\d.])" + _NUMBER, s)
+    return float(m.group(0)) if m else None
+
+
+def best_sota(entries: Sequence[dict[str, Any]], direction: str) -> float | None:
+    """The best parsable SOTA value among entries ({"value", "method"}), by direction."""
+    values = [v for v in (parse_sota(e.get("value"), direction) for e in entries) if v is not None]
+    if not values:
+        return None
+    return max(values) if direction == "higher_is_better" else min(values)
+
+
+def instance_g(measured: float | None, sota: float, direction: str) -> float:
+    """g for one instance; a missing or non-finite measurement counts as a failure (−1)."""
+    if measured is None or not math.isfinite(measured):
+        return FAILED_G
+    sign = 1.0 if direction == "higher_is_better" else -1.0
+    return sign * (measured - sota) / abs(sota)
+
+
+def task_score(instance_gs: Iterable[float]) -> float:
+    """Mean g over a task's scored primary instances (failed ones already −1)."""
+    values = list(instance_gs)
+    return statistics.fmean(values) if values else FAILED_G
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: str
+    domain: str
+    g: float | None  # None: the task never produced a valid evaluation (counts −1)
+
+
+def bucket(g: float) -> str:
+    """Distribution bucket of a task score, consistent with Match (g ≥ 0) and
+    Surpass (g > 0.1)."""
+    if g < -0.5:
+        return "< -0.5"
+    if g < 0:
+        return "-0.5..0"
+    if g <= SURPASS_G:
+        return "0..0.1"
+    if g <= 0.5:
+        return "0.1..0.5"
+    return "> 0.5"
+
+
+BUCKET_LABELS = ("< -0.5", "-0.5..0", "0..0.1", "0.1..0.5", "> 0.5")
+
+
+def _rates(results: Sequence[TaskResult]) -> dict[str, Any]:
+    gs = [FAILED_G if r.g is None else r.g for r in results]
+    n = len(gs)
+    if n == 0:
+        return {"n_tasks": 0}
+    return {
+        "n_tasks": n,
+        "surpass_rate": sum(g > SURPASS_G for g in gs) / n,
+        "match_rate": sum(g >= 0 for g in gs) / n,
+        "mean_g": statistics.fmean(gs),
+        "median_g": statistics.median(gs),
+        "completion_rate": sum(r.g is not None for r in results) / n,
+        "buckets": {label: sum(bucket(g) == label for g in gs) for label in BUCKET_LABELS},
+    }
+
+
+def aggregate(results: Sequence[TaskResult]) -> dict[str, Any]:
+    """Surpass (g > 0.1), Match (g ≥ 0), mean and median g (invalid = −1), completion
+    rate, distribution buckets, and the same per domain."""
+    out = _rates(results)
+    domains: dict[str, list[TaskResult]] = {}
+    for r in results:
+        domains.setdefault(r.domain, []).append(r)
+    out["per_domain"] = {d: _rates(rs) for d, rs in sorted(domains.items())}
+    return out

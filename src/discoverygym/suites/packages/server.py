@@ -1,0 +1,177 @@
+"""The evaluation server: a FastAPI application on 127.0.0.1 with a per-run opaque
+token (the task id never appears in URLs or answers).
+
+    POST /evaluate                 score the outputs in the shared output directory
+    POST /submissions              remote mode: upload outputs (.tar.gz or .zip), evaluated
+                                   in the background; answers {"id", "status"}
+    GET  /submissions/{id}         poll a remote submission
+    GET  /best_score, GET /time_remaining, GET /health
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import shutil
+import tarfile
+import tempfile
+import threading
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from .service import BudgetExpired, EvaluationService
+
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _safe_extract(data: bytes, target: Path) -> None:
+    """Unpack a .tar.gz/.tar or .zip upload, refusing links and paths that escape."""
+    def check(name: str) -> Path:
+        dest = (target / name).resolve()
+        if not str(dest).startswith(str(target.resolve()) + "/") and dest != target.resolve():
+            raise ValueError(f"archive member escapes the output directory: {name!r}")
+        return dest
+
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                dest = check(info.filename)
+                if info.is_dir():
+                    dest.mkdir(parents=True, exist_ok=True)
+                    continue
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(zf.read(info))
+        return
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tf:
+            for member in tf.getmembers():
+                dest = check(member.name)
+                if member.isdir():
+                    dest.mkdir(parents=True, exist_ok=True)
+                elif member.isfile():
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    src = tf.extractfile(member)
+                    dest.write_bytes(src.read() if src else b"")
+                else:
+                    raise ValueError(f"archive member {member.name!r} is not a regular file")
+    except tarfile.TarError as exc:
+        raise ValueError(f"not a .tar.gz, .tar or .zip archive ({exc})") from exc
+
+
+def create_app(service: EvaluationService, token: str) -> Any:
+    from fastapi import Depends, FastAPI, Header, HTTPException, Request
+
+    app = FastAPI(title="discoverygym evaluation server", version="1",
+                  description="Score research outputs against the published state of the art.")
+    remote: dict[str, dict[str, Any]] = {}
+    remote_lock = threading.Lock()
+
+    def authorised(authorization: str | None = Header(default=None)) -> None:
+        expected = f"Bearer {token}"
+        if authorization is None or not secrets.compare_digest(authorization, expected):
+            raise HTTPException(status_code=401, detail="missing or wrong bearer token")
+
+    def run_evaluation(output_dir: Path | None = None) -> dict[str, Any]:
+        try:
+            return service.evaluate(output_dir)
+        except BudgetExpired as exc:
+            raise HTTPException(status_code=409, detail=f"budget expired: {exc}") from exc
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @app.post("/evaluate", dependencies=[Depends(authorised)])
+    def evaluate() -> dict[str, Any]:
+        return run_evaluation()
+
+    @app.get("/best_score", dependencies=[Depends(authorised)])
+    def best_score() -> dict[str, Any]:
+        return service.best_score()
+
+    @app.get("/time_remaining", dependencies=[Depends(authorised)])
+    def time_remaining() -> dict[str, Any]:
+        return service.timer.state()
+
+    @app.post("/submissions", dependencies=[Depends(authorised)], status_code=202)
+    async def submit(request: Request) -> dict[str, Any]:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
+            raise HTTPException(status_code=413, detail="upload larger than 64 MiB")
+        body = bytearray()
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > MAX_UPLOAD_BYTES:
+                raise HTTPException(status_code=413, detail="upload larger than 64 MiB")
+        if service.timer.remaining() <= 0:
+            raise HTTPException(status_code=409, detail="budget expired")
+        workdir = Path(tempfile.mkdtemp(prefix="dg-upload-"))
+        try:
+            _safe_extract(bytes(body), workdir)
+        except ValueError as exc:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise HTTPException(status_code=400, detail=str(exc)) from exc
+        sub_id = uuid.uuid4().hex
+        with remote_lock:
+            remote[sub_id] = {"id": sub_id, "status": "queued", "result": None}
+
+        def work() -> None:
+            remote[sub_id]["status"] = "running"
+            try:
+                remote[sub_id]["result"] = service.evaluate(workdir)
+                remote[sub_id]["status"] = "done"
+            except BudgetExpired as exc:
+                remote[sub_id].update(status="failed", error=f"budget expired: {exc}")
+            except Exception as exc:  # noqa: BLE001 - reported to the poller
+                remote[sub_id].update(status="failed", error=f"{type(exc).__name__}: {exc}")
+            finally:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+        threading.Thread(target=work, daemon=True).start()
+        return {"id": sub_id, "status": "queued"}
+
+    @app.get("/submissions/{sub_id}", dependencies=[Depends(authorised)])
+    def poll(sub_id: str) -> dict[str, Any]:
+        if sub_id not in remote:
+            raise HTTPException(status_code=404, detail="no such submission")
+        return remote[sub_id]
+
+    return app
+
+
+class BackgroundServer:
+    """uvicorn on 127.0.0.1 in a thread (port 0 picks a free port)."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self._server = uvicorn.Server(uvicorn.Config(app, host=host, port=port,
+                                                     log_level="warning", lifespan="off"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self.host = host
+
+    def __enter__(self) -> BackgroundServer:
+        self._thread.start()
+        import time
+
+        deadline = time.time() + 20
+        while not self._server.started:
+            if time.time() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the evaluation server did not start")
+            time.sleep(0.02)
+        return self
+
+    @property
+    def url(self) -> str:
+        sock = self._server.servers[0].sockets[0]
+        return f"http://{self.host}:{sock.getsockname()[1]}"
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)

@@ -1,0 +1,157 @@
+"""The evaluation service behind both the in-process `evaluate` tool and the HTTP
+server: a solve timer that pauses while the evaluator runs, and an attempt log in
+SQLite (every attempt, failed or not) from which the best score is recomputed, so a
+restart loses nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .evaluator_runner import Evaluation, run_evaluator
+from .package import Package
+
+
+class SolveTimer:
+    """Wall-clock budget; `pause()`/`resume()` bracket evaluations. Elapsed time is
+    persisted by the service so a restarted server continues where it stopped."""
+
+    def __init__(self, total_s: float, elapsed_s: float = 0.0) -> None:
+        self.total_s = float(total_s)
+        self._elapsed_before = float(elapsed_s)
+        self._running_since: float | None = time.monotonic()
+
+    @property
+    def paused(self) -> bool:
+        return self._running_since is None
+
+    def elapsed(self) -> float:
+        running = 0.0 if self._running_since is None else time.monotonic() - self._running_since
+        return self._elapsed_before + running
+
+    def remaining(self) -> float:
+        return max(0.0, self.total_s - self.elapsed())
+
+    def pause(self) -> None:
+        if self._running_since is not None:
+            self._elapsed_before += time.monotonic() - self._running_since
+            self._running_since = None
+
+    def resume(self) -> None:
+        if self._running_since is None:
+            self._running_since = time.monotonic()
+
+    def state(self) -> dict[str, Any]:
+        return {"elapsed_s": self.elapsed(), "remaining_s": self.remaining(),
+                "total_s": self.total_s, "paused": self.paused}
+
+
+@dataclass
+class Attempt:
+    number: int
+    ok: bool
+    score: float
+    g: dict[str, float]
+    raw: dict[str, Any]
+    error: str | None
+    duration_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attempt": self.number, "ok": self.ok, "score": self.score, "g": self.g,
+                "raw_scores": self.raw, "error": self.error, "duration_s": self.duration_s}
+
+
+class AttemptLog:
+    """Append-only attempt log in SQLite (WAL; committed per attempt)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("""CREATE TABLE IF NOT EXISTS attempts (
+            number INTEGER PRIMARY KEY, at REAL, ok INTEGER, score REAL, g TEXT, raw TEXT,
+            error TEXT, duration_s REAL)""")
+        self._db.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT)")
+        self._lock = threading.Lock()
+
+    def append(self, ev: Evaluation) -> Attempt:
+        with self._lock:
+            number = self.count() + 1
+            self._db.execute(
+                "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (number, time.time(), int(ev.ok), ev.score, json.dumps(ev.g),
+                 json.dumps(ev.raw, default=str), ev.error, ev.duration_s))
+        return Attempt(number, ev.ok, ev.score, ev.g, ev.raw, ev.error, ev.duration_s)
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM attempts").fetchone()[0])
+
+    def attempts(self) -> list[Attempt]:
+        rows = self._db.execute("SELECT number, ok, score, g, raw, error, duration_s "
+                                "FROM attempts ORDER BY number").fetchall()
+        return [Attempt(n, bool(ok), s, json.loads(g), json.loads(raw), err, d)
+                for n, ok, s, g, raw, err, d in rows]
+
+    def best(self) -> Attempt | None:
+        """The attempt with the highest aggregate among successful ones (earliest on ties)."""
+        ok = [a for a in self.attempts() if a.ok]
+        return max(ok, key=lambda a: (a.score, -a.number)) if ok else None
+
+    def get_state(self, key: str, default: float = 0.0) -> float:
+        row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return float(row[0]) if row else default
+
+    def set_state(self, key: str, value: float) -> None:
+        self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, str(value)))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class BudgetExpired(RuntimeError):
+    pass
+
+
+class EvaluationService:
+    """Evaluate an output directory against a package, keep the log and the timer."""
+
+    def __init__(self, package: Package, output_dir: Path, log_path: Path, *,
+                 total_s: float | None = None, evaluator_timeout_s: float = 300.0) -> None:
+        self.package = package
+        self.output_dir = Path(output_dir)
+        self.log = AttemptLog(log_path)
+        self.timer = SolveTimer(total_s if total_s is not None else package.runtime_s,
+                                elapsed_s=self.log.get_state("elapsed_s"))
+        self.evaluator_timeout_s = evaluator_timeout_s
+        self._eval_lock = threading.Lock()
+
+    def evaluate(self, output_dir: Path | None = None) -> dict[str, Any]:
+        """Score the outputs; the timer pauses while the evaluator runs. Raises
+        BudgetExpired once the solve time is spent."""
+        if self.timer.remaining() <= 0:
+            raise BudgetExpired("the solve time is used up")
+        with self._eval_lock:  # one evaluator at a time: attempts are numbered in order
+            self.timer.pause()
+            try:
+                ev = run_evaluator(self.package, output_dir or self.output_dir,
+                                   timeout_s=self.evaluator_timeout_s)
+                attempt = self.log.append(ev)
+            finally:
+                self.log.set_state("elapsed_s", self.timer.elapsed())
+                self.timer.resume()
+        best = self.log.best()
+        return {**attempt.to_dict(), "best_so_far": best.to_dict() if best else None,
+                "skipped_instances": ev.skipped}
+
+    def best_score(self) -> dict[str, Any]:
+        best = self.log.best()
+        return {"attempts": self.log.count(), "best": best.to_dict() if best else None}
+
+    def close(self) -> None:
+        self.log.set_state("elapsed_s", self.timer.elapsed())
+        self.log.close()

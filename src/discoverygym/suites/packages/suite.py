@@ -1,0 +1,63 @@
+"""The packages suite: one episode per task package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from .episode import PackageEpisode
+from .package import find_packages, load_package
+from .scoring import TaskResult, aggregate
+
+CATALOG = Path(__file__).resolve().parent / "catalog"
+
+
+class PackagesSuite(Suite):
+    name = "packages"
+    description = "research task packages scored against the published state of the art"
+    run_options = (
+        RunOption("packages", "Directory of packages (default: the shipped catalog).", str),
+        RunOption("task", "Comma-separated package ids (default: all).", str),
+        RunOption("time_limit_s", "Solve time per package in seconds (default: the "
+                  "package's runtime).", float),
+    )
+
+    def _dir(self, packages: str | None) -> Path:
+        return Path(packages).expanduser().resolve() if packages else CATALOG
+
+    def _roots(self, packages: str | None = None) -> dict[str, Path]:
+        return {p.name: p for p in find_packages(self._dir(packages))}
+
+    def tasks(self) -> list[TaskInfo]:
+        out = []
+        for case_id, root in self._roots().items():
+            pkg = load_package(root)
+            out.append(TaskInfo(case_id, pkg.task_name, {
+                "domain": pkg.domain, "instances": [i.name for i in pkg.instances],
+                "sota_labels": sorted({str(e.get("method")) for i in pkg.instances
+                                       for e in i.sota_text})}))
+        return out
+
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> PackageEpisode:
+        roots = self._roots(options.get("packages"))
+        if task_id not in roots:
+            raise UnknownName(f"Unknown package {task_id!r}. Packages: {', '.join(roots)}.")
+        return PackageEpisode(load_package(roots[task_id]), seed=seed, options=options)
+
+    def plan(self, **options: Any) -> list[EpisodeSpec]:
+        roots = self._roots(options.get("packages"))
+        chosen = [t.strip() for t in options["task"].split(",")] if options.get("task") else list(
+            roots)
+        unknown = [t for t in chosen if t not in roots]
+        if unknown:
+            raise UnknownName(f"Unknown package(s) {unknown}. Packages: {', '.join(roots)}.")
+        episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s")
+                           and v is not None}
+        return [EpisodeSpec("packages", t, 0, episode_options) for t in chosen]
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        results = [TaskResult(r["task_id"], r.get("details", {}).get("domain", "unknown"),
+                              r["value"] if r.get("details", {}).get("completed") else None)
+                   for r in records]
+        return aggregate(results)
