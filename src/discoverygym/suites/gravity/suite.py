@@ -1,0 +1,131 @@
+"""The gravity suite: Gravity-Bench-v1's 50 tasks over 206 task-world pairs, plus
+procedural worlds from `world_seed`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
+from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, published_pairs, tasks_for_world
+from .worlds import WORLD_IDS, get_world
+
+
+def _protocol_option(text: str) -> str:
+    return parse_protocol(text).name
+
+
+def _names(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
+    """A comma list (command line) or a list of names; None or empty means all."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    items = [item.strip() for item in items if item.strip()]
+    return items or None
+
+
+def _check(names: list[str] | None, allowed: tuple[str, ...], what: str) -> None:
+    for name in names or ():
+        if name not in allowed:
+            raise UnknownName(f"Unknown gravity {what} {name!r}. Allowed: {', '.join(allowed)}.")
+
+
+class GravitySuite(Suite):
+    """Two-body worlds simulated with REBOUND; observe positions (under a budget or all at
+    once) and infer a physical quantity, answered in SI."""
+
+    name = "gravity"
+    description = ("Gravity-Bench-v1: two-body REBOUND worlds; plan observations under a "
+                   "budget and infer physical quantities (50 tasks, 206 task-world pairs).")
+    run_options = (
+        RunOption("protocol", "full-obs or budget-obs-N (default budget-obs-100)",
+                  _protocol_option, DEFAULT_PROTOCOL),
+        RunOption("tasks", "comma-separated task ids (default: all)", _names),
+        RunOption("worlds", "comma-separated world ids (default: all published worlds)", _names),
+        RunOption("world_seed", "draw a procedural world from this seed instead", int),
+    )
+
+    def tasks(self) -> list[TaskInfo]:
+        return [
+            TaskInfo(task.id, task.question.split("?")[0] + "?" if "?" in task.question
+                     else task.question,
+                     tags={"worlds": list(task.worlds), "answer_type": task.answer_type,
+                           "answer_unit": task.unit,
+                           "threshold_full_obs": 0.0 if task.answer_type == "boolean"
+                           else FULL_OBS_THRESHOLD,
+                           "threshold_budget_obs": task.budget_threshold,
+                           "applies_to": task.kind.name})
+            for task in TASKS.values()
+        ]
+
+    def episode(self, task_id: str, *, seed: int = 0, world: str | None = None,
+                protocol: str = DEFAULT_PROTOCOL, world_seed: int | None = None,
+                **unknown: Any) -> GravityEpisode:
+        """Build one episode: `world` (a published id or "proc-N") or `world_seed`, and a
+        protocol ("full-obs" or "budget-obs-N")."""
+        if unknown:
+            raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
+                              "Options: world, world_seed, protocol.")
+        _check([task_id], TASK_IDS, "task")
+        if world is not None and world_seed is not None:
+            raise ValueError("Give either world or world_seed, not both.")
+        if world is None and world_seed is None:
+            world = "A"
+        spec = get_world(world, world_seed)
+        proto = parse_protocol(protocol)
+        task = TASKS[task_id]
+        if not task.applies_to(spec):
+            fitting = ", ".join(t.id for t in tasks_for_world(spec))
+            raise ValueError(f"Task {task_id!r} does not apply to world {spec.id} "
+                             f"(it needs a world that is {task.kind.name}). "
+                             f"Tasks for this world: {fitting}.")
+        options: dict[str, Any] = ({"world_seed": int(world_seed)} if world_seed is not None
+                                   else {"world": spec.id})
+        options["protocol"] = proto.name
+        return GravityEpisode(task, spec, proto, seed=seed, options=options)
+
+    def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
+             world_seed: int | None = None, **unknown: Any) -> list[EpisodeSpec]:
+        """The episodes of a run: the published pairs (filtered by `tasks`/`worlds`), or
+        every applicable task on the procedural world of `world_seed`. Seed 0."""
+        if unknown:
+            raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
+                              "Options: protocol, tasks, worlds, world_seed.")
+        proto = parse_protocol(protocol).name
+        task_names, world_names = _names(tasks), _names(worlds)
+        _check(task_names, TASK_IDS, "task")
+        if world_seed is not None:
+            if world_names:
+                raise ValueError("Give either worlds or world_seed, not both.")
+            spec = get_world(world_seed=int(world_seed))
+            return [EpisodeSpec("gravity", task.id, 0,
+                                {"world_seed": int(world_seed), "protocol": proto})
+                    for task in tasks_for_world(spec)
+                    if task_names is None or task.id in task_names]
+        _check(world_names, WORLD_IDS, "world")
+        return [EpisodeSpec("gravity", task_id, 0, {"world": world_id, "protocol": proto})
+                for task_id, world_id in published_pairs()
+                if (task_names is None or task_id in task_names)
+                and (world_names is None or world_id in world_names)]
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Pass rate by task and by world; mean and max observations per episode."""
+        by_task: dict[str, list[bool]] = defaultdict(list)
+        by_world: dict[str, list[bool]] = defaultdict(list)
+        observations = []
+        for record in records:
+            by_task[record["task_id"]].append(bool(record["passed"]))
+            by_world[str(record.get("world"))].append(bool(record["passed"]))
+            observations.append(float((record.get("usage") or {}).get("observations", 0)))
+
+        def rates(groups: dict[str, list[bool]]) -> dict[str, dict[str, Any]]:
+            return {key: {"n": len(v), "passed": sum(v), "pass_rate": sum(v) / len(v)}
+                    for key, v in sorted(groups.items())}
+
+        return {
+            "pass_rate_by_task": rates(by_task),
+            "pass_rate_by_world": rates(by_world),
+            "mean_observations": sum(observations) / len(observations) if observations else 0.0,
+            "max_observations": max(observations) if observations else 0.0,
+        }
