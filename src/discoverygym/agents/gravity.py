@@ -1,0 +1,247 @@
+"""Scripted expert agents for the gravity suite (Gravity-Bench-v1 family).
+
+They learn the task only from what an agent sees (the workspace's `task`, `units`,
+`window`, `G_SI`, `budget`, and the `observe` / `submit` tools), convert the
+display units to SI themselves and submit SI answers.
+
+- `expert-full`: the classical expert solution on the full table `df`.
+- `expert-uniform`: the budget spent on equally spaced times, then the same solution.
+- `expert-adaptive`: a coarse irregular pass, a Keplerian fit, then the rest of the
+  budget where the task needs it (periastron and apoastron zooms, tight clusters for
+  velocities and accelerations); answers come from the fitted model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..core import EpisodeView
+from . import gravity_planning as plan
+from .gravity_analysis import (
+    POSITION_COLUMNS,
+    ModelSolution,
+    NumericSolution,
+    Track,
+    answer,
+    track_from_table,
+)
+
+AGENTS = {
+    "expert-full": "discoverygym.agents.gravity:ExpertFull",
+    "expert-uniform": "discoverygym.agents.gravity:ExpertUniform",
+    "expert-adaptive": "discoverygym.agents.gravity:ExpertAdaptive",
+}
+
+# Tasks whose answer needs velocities along the whole window (drag, conservation).
+ANGULAR_MOMENTUM_TASKS = {"linear_drag", "virial_theorem"}
+# Tasks whose answer needs accelerations at very different separations (force law).
+FORCE_LAW_TASKS = {"modified_gravity_power_law", "kepler_3rd_law"}
+COARSE_COUNT = 40
+CLUSTER_COUNT = 6
+CLUSTER_SIZE = 5
+# Cluster spacing as a fraction of the local orbital timescale r^2 / h: wide enough
+# that position errors of ~1e-6 barely reach the derivatives, tight enough that a
+# quartic through five points is exact to ~1e-5.
+CLUSTER_SPACING = 0.03
+ZOOM_COUNT = 10
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """What the workspace tells an agent about its episode."""
+
+    task_id: str
+    boolean: bool
+    units: dict[str, Any]
+    window: tuple[float, float]
+    gravitational_constant: float
+    table: pd.DataFrame | None  # full-obs only
+    budget: dict[str, int] | None  # budget-obs only
+
+    @property
+    def per_call(self) -> int:
+        return int(self.budget["per_call"]) if self.budget else 10
+
+
+def read_briefing(view: EpisodeView) -> Briefing:
+    """Read the task, units, window, G and protocol from the view's workspace."""
+    ws = view.workspace()
+    task = ws["task"]
+    return Briefing(
+        task_id=str(task["id"]),
+        boolean=task.get("answer_type") == "boolean",
+        units=dict(ws["units"]),
+        window=(float(ws["window"][0]), float(ws["window"][1])),
+        gravitational_constant=float(ws["G_SI"]),
+        table=ws.get("df"),
+        budget=dict(ws["budget"]) if ws.get("budget") is not None else None,
+    )
+
+
+def observe(view: EpisodeView, times: np.ndarray, per_call: int) -> int:
+    """Observe the given display times in calls of at most `per_call`; returns how many
+    were taken (stops at the first refused call)."""
+    taken = 0
+    for batch in plan.batches(times, per_call):
+        result = view.call("observe", {"times": batch})
+        if result.is_error:
+            break
+        taken += len(batch)
+    return taken
+
+
+def observed_track(view: EpisodeView, briefing: Briefing) -> Track:
+    return track_from_table(view.workspace()["observations"], briefing.units)
+
+
+def submit(view: EpisodeView, briefing: Briefing, value: float | bool) -> None:
+    if briefing.boolean:
+        view.call("submit", {"answer": bool(value)})
+    else:
+        view.call("submit", {"answer": float(value)})
+
+
+class ExpertFull:
+    """The expert solution on the full dense table (full-obs); on a budget it spends
+    everything on equally spaced times like `expert-uniform`."""
+
+    def solve(self, view: EpisodeView) -> None:
+        briefing = read_briefing(view)
+        if briefing.table is not None:
+            track = track_from_table(briefing.table, briefing.units)
+        else:
+            observe(view, plan.uniform_times(briefing.window, briefing.budget["remaining"]),
+                    briefing.per_call)
+            track = observed_track(view, briefing)
+        solution = NumericSolution(track, briefing.gravitational_constant)
+        submit(view, briefing, answer(briefing.task_id, solution))
+
+
+class ExpertUniform(ExpertFull):
+    """N observations equally spaced over the window (N = the whole budget), then the
+    expert solution (published as "expert-ref-100")."""
+
+
+class ExpertAdaptive:
+    """Coarse pass, Keplerian fit, then observations where the task needs precision."""
+
+    def solve(self, view: EpisodeView) -> None:
+        briefing = read_briefing(view)
+        if briefing.table is not None:
+            ExpertFull().solve(view)
+            return
+        window = briefing.window
+        coarse = plan.coarse_times(window, min(COARSE_COUNT, briefing.budget["remaining"]))
+        observe(view, coarse, briefing.per_call)
+        track = observed_track(view, briefing)
+        first = _try_model(track, briefing)
+        clusters = self._clusters(briefing, track, first)
+        extra = self._zooms(briefing, first) if not clusters else []
+        remaining = view.workspace()["budget"]["remaining"]
+        kept: list[np.ndarray] = []
+        for times in clusters + extra:
+            if len(times) > remaining:
+                break
+            remaining -= observe(view, times, briefing.per_call)
+            kept.append(times)
+        track = observed_track(view, briefing)
+        rows = [_rows_of(track, briefing, np.concatenate([times, [centre]]))
+                for times, centre in zip(kept[:len(clusters)], self._centres, strict=False)]
+        try:
+            solution: NumericSolution | ModelSolution = ModelSolution(
+                track, briefing.gravitational_constant, clusters=rows)
+            value = answer(briefing.task_id, solution)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError, AttributeError):
+            solution = NumericSolution(track, briefing.gravitational_constant)
+            value = answer(briefing.task_id, solution)
+        submit(view, briefing, value)
+
+    def _clusters(self, briefing: Briefing, track: Track,
+                  model: ModelSolution | None) -> list[np.ndarray]:
+        """Tight groups of new times around chosen coarse samples (each sample is the
+        middle of its group), or [] where the Keplerian model alone will do."""
+        task = briefing.task_id
+        t_disp = track.time_s / briefing.units["time_to_s"]
+        sep = track.separation_m
+        span = briefing.window[1] - briefing.window[0]
+        unbound = model is not None and model.orbit is not None and not model.orbit.bound
+        if task in ANGULAR_MOMENTUM_TASKS:
+            # Slow, wide parts of the orbit spread over the whole window.
+            segment = np.floor(CLUSTER_COUNT * (t_disp - briefing.window[0]) / span)
+            picks = [int(np.flatnonzero(segment == k)[np.argmax(sep[segment == k])])
+                     for k in range(CLUSTER_COUNT) if np.any(segment == k)]
+        elif task in FORCE_LAW_TASKS:
+            gap = span / (4 * CLUSTER_COUNT)
+            half = CLUSTER_COUNT // 2
+            picks = list(plan.spread_picks(t_disp, -sep, half, gap)) + list(
+                plan.spread_picks(t_disp, sep, CLUSTER_COUNT - half, gap))
+        elif unbound:
+            picks = list(plan.spread_picks(t_disp, -sep, 2, span / 20))
+        else:
+            self._centres = []
+            return []
+        h = _angular_momentum_guess(model, track)
+        self._centres = [float(t_disp[i]) for i in picks]
+        groups = []
+        for i in picks:
+            timescale_disp = sep[i] ** 2 / h / briefing.units["time_to_s"]
+            times = plan.cluster_times(t_disp[i], CLUSTER_SPACING * timescale_disp,
+                                       CLUSTER_SIZE, briefing.window)
+            groups.append(times[times != t_disp[i]])
+        return groups
+
+    def _zooms(self, briefing: Briefing, model: ModelSolution | None) -> list[np.ndarray]:
+        """Dense looks at one periastron and one apoastron passage near the middle of
+        the window: they pin down the eccentricity and the time of periastron."""
+        if model is None or model.orbit is None or not model.orbit.bound:
+            return []
+        orbit = model.orbit
+        to_s = briefing.units["time_to_s"]
+        lo, hi = briefing.window[0] * to_s, briefing.window[1] * to_s
+        zooms = []
+        for passages, width in ((orbit.periastron_times(lo, hi), _periastron_width(orbit)),
+                                (orbit.apoastron_times(lo, hi), 0.1 * orbit.period_s)):
+            if len(passages) == 0:
+                continue
+            centre = passages[np.argmin(np.abs(passages - 0.5 * (lo + hi)))]
+            times = np.linspace(centre - width, centre + width, ZOOM_COUNT) / to_s
+            zooms.append(np.clip(times, *briefing.window))
+        return zooms
+
+
+def _periastron_width(orbit: Any) -> float:
+    """Half-width (s) of the periastron zoom: two local timescales r_p^2 / h."""
+    rp = orbit.semi_major_axis_m * (1 - orbit.eccentricity)
+    h = np.sqrt(orbit.gm * orbit.semi_latus_rectum_m)
+    return 2 * rp**2 / h
+
+
+def _try_model(track: Track, briefing: Briefing) -> ModelSolution | None:
+    try:
+        return ModelSolution(track, briefing.gravitational_constant)
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+        return None
+
+
+def _angular_momentum_guess(model: ModelSolution | None, track: Track) -> float:
+    """Specific angular momentum (m^2/s) from the first fit, or a crude one from the
+    coarse samples where there is no usable fit."""
+    if model is not None and model.orbit is not None:
+        return float(np.sqrt(model.orbit.gm * model.orbit.semi_latus_rectum_m))
+    rel = track.relative_m
+    dt = np.diff(track.time_s)
+    swept = np.linalg.norm(np.cross(rel[:-1], rel[1:]), axis=1)
+    return float(np.max(swept / dt))
+
+
+def _rows_of(track: Track, briefing: Briefing, times_disp: np.ndarray) -> np.ndarray:
+    """Indices in `track` of rows observed at the given display times."""
+    wanted = np.sort(np.asarray(times_disp, dtype=float)) * briefing.units["time_to_s"]
+    idx = np.clip(np.searchsorted(track.time_s, wanted), 0, len(track) - 1)
+    return np.unique(idx[np.isclose(track.time_s[idx], wanted, rtol=1e-12, atol=0)])
+
+
+__all__ = ["AGENTS", "ExpertAdaptive", "ExpertFull", "ExpertUniform", "POSITION_COLUMNS"]
