@@ -249,6 +249,19 @@ def show_options(suite: str):
     console.print(table)
 
 
+def _mount_subcommands() -> None:
+    """Suite-specific command groups (each optional: a missing extra hides it)."""
+    try:
+        from .suites.packages.cli import package_app
+
+        app.add_typer(package_app, name="package")
+    except ImportError:  # pragma: no cover
+        pass
+
+
+_mount_subcommands()
+
+
 def main() -> None:  # pragma: no cover
     app()
 

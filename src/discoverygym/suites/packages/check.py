@@ -22,8 +22,30 @@ README_SECTIONS = ("scientific problem", "task objective", "dataset", "evaluatio
                    "output format", "submission")
 TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".py", ".yaml", ".yml", ".dat", ""}
 DOI = re.compile(r"\b10\.\d{4,9}/\S+")
-# Numbers precise enough that their appearance in problem/ is no coincidence.
-PRECISE_NUMBER = re.compile(r"[-+]?\d*\.\d{4,}(?:[eE][-+]?\d+)?")
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def informative_numbers(text: str) -> set[float]:
+    """Values in `text` specific enough that finding them elsewhere is no coincidence:
+    at least two significant digits, and not a small integer (counts, labels, years)."""
+    out = set()
+    for token in NUMBER.findall(text):
+        mantissa = re.split(r"[eE]", token)[0].lstrip("+-")
+        digits = mantissa.replace(".", "").lstrip("0")
+        if "." in mantissa:
+            digits = digits.rstrip("0") if not mantissa.endswith(".") else digits
+        else:
+            digits = digits.rstrip("0")
+        value = float(token)
+        if len(digits) < 2 or (float(value).is_integer() and abs(value) < 10_000):
+            continue
+        out.add(value)
+    return out
+
+
+def _shared(truth: set[float], text: str) -> set[float]:
+    found = informative_numbers(text)
+    return {t for t in truth if any(abs(t - f) <= 1e-12 * max(abs(t), 1e-300) for f in found)}
 
 
 @dataclass(frozen=True)
@@ -93,13 +115,17 @@ def firewall_findings(pkg: Package) -> list[Finding]:
                 forbidden.append((method, "SOTA method name"))
     for term in meta.get("firewall", {}).get("forbidden_terms", []):
         forbidden.append((term, "declared forbidden term"))
+    # Ground-truth files usually share their names with the expected outputs, so only
+    # the evaluator's other files (helpers, reference solutions) count as hidden names.
+    gt_dir = pkg.evaluation_dir / "ground_truth"
     hidden_names = {p.name for p in pkg.evaluation_dir.rglob("*") if p.is_file()
-                    and p.name not in ("evaluator.py",) and len(p.name) > 6}
-    truth_numbers: set[str] = set()
+                    and gt_dir not in p.parents and p.name != "evaluator.py"
+                    and len(p.name) > 6}
+    truth_numbers: set[float] = set()
     gt = pkg.evaluation_dir / "ground_truth"
     if gt.exists():
         for f in _text_files(gt):
-            truth_numbers.update(PRECISE_NUMBER.findall(f.read_text(errors="replace")))
+            truth_numbers |= informative_numbers(f.read_text(errors="replace"))
     for f in _text_files(problem):
         rel = str(f.relative_to(pkg.root))
         text = f.read_text(errors="replace")
@@ -114,16 +140,13 @@ def firewall_findings(pkg: Package) -> list[Finding]:
         for name in hidden_names:
             if name in text:
                 out.append(Finding("firewall", rel, f"names the hidden file {name!r}"))
-        if truth_numbers and f.suffix.lower() in (".md", ".txt", ".json", ""):
-            leaked = truth_numbers.intersection(PRECISE_NUMBER.findall(text))
-            if leaked:
+        if truth_numbers:
+            leaked = _shared(truth_numbers, text)
+            # Data tables hold many numbers; one coincidence there is not a leak.
+            is_table = f.suffix.lower() in (".csv", ".tsv", ".dat")
+            if leaked and (not is_table or len(leaked) >= 3):
                 out.append(Finding("firewall", rel,
                                    f"contains ground-truth values {sorted(leaked)[:3]}"))
-        if f.suffix.lower() in (".csv", ".tsv") and truth_numbers:
-            leaked = truth_numbers.intersection(PRECISE_NUMBER.findall(text))
-            if len(leaked) >= 3:
-                out.append(Finding("firewall", rel,
-                                   f"contains {len(leaked)} ground-truth values"))
     return out
 
 

@@ -3,6 +3,7 @@ evaluations, and is scored by its best attempt against the published SOTA."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,6 +30,22 @@ evaluate, your final outputs are evaluated when you call `finish`. You have {run
 of solve time (paused while evaluating)."""
 
 
+def _link_or_copy_tree(src: Path, dst: Path) -> None:
+    def link(a: str, b: str) -> None:
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    shutil.copytree(src, dst, copy_function=link)
+    # Directories read-only (no files added or removed). Files are not chmod-ed: a hard
+    # link shares its mode with the package's own file; the sandbox mounts DATA_DIR
+    # read-only for agent code.
+    for path in [dst, *dst.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o555)
+
+
 def _spec(name: str, description: str, properties: dict[str, Any],
           required: list[str]) -> ToolSpec:
     return ToolSpec(name, description, {"type": "object", "properties": properties,
@@ -42,6 +59,10 @@ class PackageEpisode(Episode):
         self._tmp = Path(tempfile.mkdtemp(prefix="dg-package-"))
         self._output_dir = self._tmp / "output"
         self._output_dir.mkdir()
+        # The agent works on a private copy of problem/ (hard links where possible), so
+        # no path it sees leads back to the package and its evaluation/ folder.
+        self._data_dir = self._tmp / "problem"
+        _link_or_copy_tree(package.problem_dir, self._data_dir)
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"))
         self._final: dict[str, Any] | None = None
@@ -64,11 +85,11 @@ class PackageEpisode(Episode):
     def prompt(self) -> str:
         minutes = self._service.timer.total_s / 60
         return PROMPT.format(readme=(self._package.problem_dir / "README.md").read_text(),
-                             data_dir=self._package.problem_dir, output_dir=self._output_dir,
+                             data_dir=self._data_dir, output_dir=self._output_dir,
                              runtime=f"{minutes:g} minutes")
 
     def workspace(self) -> dict[str, Any]:
-        return {"DATA_DIR": str(self._package.problem_dir), "OUTPUT_DIR": str(self._output_dir),
+        return {"DATA_DIR": str(self._data_dir), "OUTPUT_DIR": str(self._output_dir),
                 "task_name": self._package.task_name,
                 "instances": [i.name for i in self._package.instances],
                 "time_remaining_s": self._service.timer.remaining()}
@@ -78,14 +99,14 @@ class PackageEpisode(Episode):
 
     def readable_dirs(self) -> dict[str, Path]:
         """Directories an interpreter for this episode may mount (read-only / writable)."""
-        return {"ro": self._package.problem_dir, "rw": self._output_dir}
+        return {"ro": self._data_dir, "rw": self._output_dir}
 
     # ---- tools -----------------------------------------------------------------------
     def _resolve(self, spec: str, *, for_write: bool = False) -> Path:
         if for_write:
             base, rel = self._output_dir, spec.removeprefix("output:")
         elif spec.startswith("data:"):
-            base, rel = self._package.problem_dir, spec[5:]
+            base, rel = self._data_dir, spec[5:]
         elif spec.startswith("output:"):
             base, rel = self._output_dir, spec[7:]
         else:
@@ -164,6 +185,9 @@ class PackageEpisode(Episode):
             return super().record(**kwargs)
         finally:
             self._service.close()
+            for path in [self._data_dir, *self._data_dir.rglob("*")]:
+                if path.is_dir():
+                    path.chmod(0o755)
             shutil.rmtree(self._tmp, ignore_errors=True)
 
     def _score(self, answer: Any) -> Score:

@@ -21,6 +21,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+# FastAPI resolves endpoint annotations from module globals, so import at module level
+# (this module is only imported when a server is wanted: the [server] extra).
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+
 from .service import BudgetExpired, EvaluationService
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
@@ -65,8 +69,6 @@ def _safe_extract(data: bytes, target: Path) -> None:
 
 
 def create_app(service: EvaluationService, token: str) -> Any:
-    from fastapi import Depends, FastAPI, Header, HTTPException, Request
-
     app = FastAPI(title="discoverygym evaluation server", version="1",
                   description="Score research outputs against the published state of the art.")
     remote: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,80 @@
+"""`discoverygym package ...`: check, scaffold and serve task packages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve.",
+                          no_args_is_help=True)
+console = Console()
+
+
+@package_app.command("check")
+def check_cmd(
+    directory: Annotated[Path, typer.Argument(help="A package, or a folder of packages.")],
+    static_only: Annotated[bool, typer.Option(help="Skip running the evaluator.")] = False,
+):
+    """Static and dynamic checks; exits 1 if any package breaks a rule."""
+    from .check import check_package
+    from .package import find_packages
+
+    roots = find_packages(directory) if directory.is_dir() else []
+    if not roots:
+        console.print(f"[red]error:[/red] no package (metadata.json) under {directory}")
+        raise typer.Exit(2)
+    failed = 0
+    for root in roots:
+        findings = check_package(root, dynamic=not static_only)
+        if findings:
+            failed += 1
+            console.print(f"[red]FAIL[/red] {root.name}")
+            for f in findings:
+                console.print(f"  {escape(str(f))}")
+        else:
+            console.print(f"[green]ok[/green]   {root.name}")
+    raise typer.Exit(1 if failed else 0)
+
+
+@package_app.command("new")
+def new_cmd(
+    name: Annotated[str, typer.Argument(help="Package id (folder name).")],
+    parent: Annotated[Path, typer.Option(help="Where to create it.")] = Path("."),
+):
+    """Scaffold a package in the published layout."""
+    from .scaffold import scaffold
+
+    try:
+        root = scaffold(name, parent)
+    except FileExistsError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(f"created {root}; fill in the TODOs, then run "
+                  f"`discoverygym package check {root}`")
+
+
+@package_app.command("serve")
+def serve_cmd(
+    package: Annotated[Path, typer.Argument(help="A package directory.")],
+    output_dir: Annotated[Path, typer.Option(help="The agent's output directory.")],
+    log: Annotated[Path, typer.Option(help="Attempt log (SQLite); reused on restart.")] =
+        Path("attempts.sqlite"),
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 0,
+    token: Annotated[str | None, typer.Option(help="Bearer token (default: a new random one).")]
+        = None,
+):
+    """Run the evaluation server for one package on 127.0.0.1."""
+    import uvicorn
+
+    from .package import load_package
+    from .server import create_app, new_token
+    from .service import EvaluationService
+
+    token = token or new_token()
+    service = EvaluationService(load_package(package), output_dir, log)
+    console.print(f"token: {token}")
+    uvicorn.run(create_app(service, token), host="127.0.0.1", port=port, log_level="info")

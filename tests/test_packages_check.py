@@ -1,0 +1,177 @@
+"""`package check` passes the shipped packages, fails broken copies naming the rule,
+and a package written by hand to the published format loads, checks and runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from discoverygym.core import get_suite
+from discoverygym.run import read_records, run_episodes
+from discoverygym.suites.packages.check import check_package
+from discoverygym.suites.packages.scaffold import scaffold
+from discoverygym.suites.packages.suite import CATALOG
+
+SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
+
+
+@pytest.mark.parametrize("root", SHIPPED, ids=lambda p: p.name)
+def test_shipped_packages_pass(root):
+    assert check_package(root) == []
+
+
+@pytest.fixture()
+def broken(tmp_path):
+    def make(mutate):
+        dst = tmp_path / "pkg"
+        shutil.copytree(SHIPPED[0], dst)
+        mutate(dst)
+        return [f.rule for f in check_package(dst)], check_package(dst)
+    return make
+
+
+def test_ground_truth_leaked_into_problem(broken):
+    def leak(root: Path):
+        truth = next((root / "evaluation/ground_truth").rglob("answer.json")).read_text()
+        value = next(iter(json.loads(truth).values()))
+        (root / "problem/notes.md").write_text(f"the answer is {value!r:.12}\n")
+    rules, findings = broken(leak)
+    assert "firewall" in rules and any("ground-truth" in f.message for f in findings)
+
+
+def test_paper_title_in_readme(broken):
+    def title(root: Path):
+        meta = json.loads((root / "metadata.json").read_text())
+        meta["paper_title"] = "A Remarkable Study of Binary Stars"
+        (root / "metadata.json").write_text(json.dumps(meta))
+        readme = root / "problem/README.md"
+        readme.write_text(readme.read_text() + "\nSee A Remarkable Study of Binary Stars.\n")
+    rules, findings = broken(title)
+    assert "firewall" in rules and any("paper title" in f.message for f in findings)
+
+
+def test_evaluator_crashing(broken):
+    def crash(root: Path):
+        (root / "evaluation/evaluator.py").write_text("def run_evaluation():\n    1/0\n")
+    rules, findings = broken(crash)
+    assert rules.count("evaluator") >= 3
+    assert any("ZeroDivisionError" in f.message for f in findings)
+
+
+def test_metadata_missing_sota(broken):
+    def drop(root: Path):
+        meta = json.loads((root / "metadata.json").read_text())
+        del meta["performance_entries"][0]["metrics"][0]["sota_score"]
+        (root / "metadata.json").write_text(json.dumps(meta))
+    rules, findings = broken(drop)
+    assert rules == ["metadata"] and "a SOTA for each instance" in findings[0].message
+
+
+def test_doi_and_evaluation_mentions(broken):
+    def mention(root: Path):
+        (root / "problem/hint.md").write_text("Compare with doi 10.1038/s41586-020-1234-5; "
+                                              "the scorer lives in evaluation/evaluator.py\n")
+    rules, findings = broken(mention)
+    messages = " ".join(f.message for f in findings)
+    assert "DOI" in messages and "hidden evaluation/ folder" in messages
+
+
+def test_scaffold_fails_only_on_its_todo_sota(tmp_path):
+    root = scaffold("my-task", tmp_path)
+    assert [f.rule for f in check_package(root)] == ["sota"]
+    with pytest.raises(FileExistsError):
+        scaffold("my-task", tmp_path)
+
+
+# A package in the published layout written by hand from the spec (not by our writer):
+# `main()` instead of run_evaluation(), a higher-is-better metric with a "±" SOTA and a
+# second SOTA entry, data_archives, a Dockerfile environment.
+def _published_fixture(root: Path) -> Path:
+    (root / "problem/data/cells_a").mkdir(parents=True)
+    (root / "problem/data_archives").mkdir(parents=True)
+    (root / "evaluation/ground_truth/cells_a").mkdir(parents=True)
+    (root / "environment").mkdir()
+    (root / "licenses").mkdir()
+    (root / "metadata.json").write_text(json.dumps({
+        "task_name": "Count the cells",
+        "workflow_topology": "strict_single_step",
+        "methodology_paradigm": "supervised",
+        "tooling_metadata": {},
+        "domain_metadata": {"primary_domain": "biology", "sub_domain": "imaging",
+                            "domain_tags": []},
+        "compute_resource_requirements": {"cpu": 2, "gpu": 0, "runtime": "2h"},
+        "performance_entries": [{"dataset_name": "cells_a", "metrics": [
+            {"name": "accuracy", "is_primary": True, "metric_direction": "higher_is_better",
+             "source_description": "fraction counted right", "unit": "",
+             "sota_score": [{"value": "0.80 ± 0.02", "method": "Prior work A"},
+                            {"value": "0.75", "method": "Prior work B"}],
+             "baseline_score": {"value": "0.5", "method": "mean"}},
+            {"name": "runtime", "is_primary": False, "metric_direction": "lower_is_better",
+             "source_description": "", "unit": "s", "sota_score": [], "baseline_score": None}]}],
+    }))
+    (root / "problem/README.md").write_text(textwrap.dedent("""\
+        # Counting
+        ## Scientific problem
+        Count objects in each image.
+        ## Task objective
+        Predict the count per image.
+        ## Dataset information
+        Images as lists of numbers.
+        ## Evaluation metrics
+        Accuracy.
+        ## Output format
+        counts.csv with one integer per line.
+        ## Submission guidelines
+        Put counts.csv in OUTPUT_DIR/cells_a/.
+        """))
+    (root / "problem/data_description.md").write_text("lists\n")
+    (root / "problem/data/cells_a/images.txt").write_text("1 2\n3\n4 5 6\n7\n")
+    (root / "evaluation/ground_truth/cells_a/counts.csv").write_text("2\n1\n3\n1\n")
+    (root / "environment/Dockerfile").write_text("FROM python:3.11-slim\n")
+    (root / "licenses/LICENSE").write_text("CC-BY-4.0\n")
+    (root / "evaluation/evaluator.py").write_text(textwrap.dedent("""\
+        import os
+        from pathlib import Path
+        HERE = Path(__file__).parent
+
+        def main():
+            out = Path(os.environ["OUTPUT_DIR"]) / "cells_a" / "counts.csv"
+            truth = (HERE / "ground_truth/cells_a/counts.csv").read_text().split()
+            try:
+                guess = out.read_text().split()
+                if len(guess) != len(truth):
+                    raise ValueError("wrong number of lines")
+                acc = sum(int(g) == int(t) for g, t in zip(guess, truth)) / len(truth)
+                return {"cells_a": {"accuracy": acc, "runtime": None}}
+            except (OSError, ValueError) as exc:
+                return {"cells_a": {"accuracy": None, "runtime": None, "error": str(exc)}}
+        """))
+    return root
+
+
+def test_hand_written_published_package_loads_checks_and_runs(tmp_path):
+    root = _published_fixture(tmp_path / "pkgs" / "count-cells")
+    assert check_package(root) == []
+    suite = get_suite("packages")
+    specs = suite.plan(packages=str(tmp_path / "pkgs"))
+    assert [s.task_id for s in specs] == ["count-cells"]
+    episode = suite.episode("count-cells", packages=str(tmp_path / "pkgs"))
+    view = episode.view()
+    assert "Count objects" in view.prompt and "ground_truth" not in view.prompt
+    assert view.call("write_file", {"path": "cells_a/counts.csv", "content": "2\n1\n3\n7\n"}) \
+        .is_error is False
+    result = view.call("evaluate", {})
+    # accuracy 0.75 vs SOTA 0.80 (the best of the two entries): g = (0.75-0.8)/0.8
+    assert result.data["g"]["cells_a"] == pytest.approx(-0.0625)
+    view.call("finish", {})
+    record = episode.record(agent="test")
+    assert record.value == pytest.approx(-0.0625) and record.passed is False
+    # The unknown package makes the baseline fail honestly, with a record.
+    run_episodes(specs, out_dir=tmp_path / "run", agent="baseline", executor="serial",
+                 show_progress=False)
+    rec = read_records(tmp_path / "run" / "records.jsonl")[0]
+    assert rec["passed"] is False and rec["value"] == -1.0
