@@ -1,0 +1,267 @@
+"""Scripted LLM policies: deterministic stand-ins for a model, driving the same
+react loop (and the same tools) as a real LLM, offline.
+
+A policy is a generator: it yields a `Step` (tool calls, or a text-only reply) and
+receives the list of `Reply`s to that step's tool calls. Model front-ends are
+stateless, so the next step is found by replaying the generator over the
+conversation so far (`next_step`); policies must therefore depend only on what
+they are sent. Both the Inspect provider (`provider.py`) and the fake OpenAI server
+in the tests use this module."""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+import itertools
+import json
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...core import paths
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call. `arguments` is a dict, or a raw string (possibly invalid JSON)."""
+
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the policy says next: tool calls, or (when `calls` is empty) a text reply."""
+
+    calls: tuple[Call, ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The result of one tool call as the model sees it."""
+
+    text: str
+    is_error: bool = False
+
+
+@dataclass
+class Context:
+    """What a policy knows: the episode prompt, the tool names, and model arguments."""
+
+    prompt: str
+    tools: list[str]
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+Policy = Callable[[Context], Generator[Step, list[Reply], None]]
+FINAL_TEXT = "I have nothing more to do."
+
+
+def python(code: str) -> Step:
+    return Step((Call("python", {"code": code}),))
+
+
+def tool(name: str, **arguments: Any) -> Step:
+    return Step((Call(name, arguments),))
+
+
+def _json_line(text: str) -> Any:
+    """The first line of `text` that parses as JSON (a python tool's printed result)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("{", "[")):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    raise ValueError(f"no JSON in tool output: {text[:300]!r}")
+
+
+# ---- expert ----------------------------------------------------------------------
+BRIEFING_CODE = """\
+import json
+print(json.dumps({"task": task, "units": units, "window": [float(w) for w in window],
+                  "G_SI": float(G_SI), "budget": budget}, default=str))
+"""
+
+
+def _module_code(name: str, module: Any) -> str:
+    """Python that defines `module` (its source, sent as text) inside the sandbox."""
+    source = pyinspect.getsource(module)
+    return ("import sys, types\n"
+            f"_m = types.ModuleType({name!r}); sys.modules[{name!r}] = _m\n"
+            f"exec(compile({source!r}, {name + '.py'!r}, 'exec'), _m.__dict__)\n")
+
+
+def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """Gravity, the expert way: read the briefing in python, spend the budget on
+    equally spaced observations, run the expert analysis inside the sandbox (its
+    source is sent as code: the package itself is not importable there), submit."""
+    from ...agents import gravity_analysis, gravity_planning
+
+    replies = yield python(BRIEFING_CODE)
+    brief = _json_line(replies[0].text)
+    budget = brief.get("budget")
+    table = "df"
+    if budget:
+        per_call = int(budget.get("per_call", 10))
+        times = gravity_planning.uniform_times(tuple(brief["window"]), int(budget["remaining"]))
+        batches = gravity_planning.batches(times, per_call)
+        # All observe calls in one assistant message (parallel tool calls).
+        yield Step(tuple(Call("observe", {"times": b}) for b in batches))
+        table = "observations"
+    code = (_module_code("gravity_analysis", gravity_analysis)
+            + "import json\n"
+            + f"_track = _m.track_from_table({table}, units)\n"
+            + "_solution = _m.NumericSolution(_track, float(G_SI))\n"
+            + "_value = _m.answer(task['id'], _solution)\n"
+            + "print(json.dumps({'answer': _value if isinstance(_value, bool) "
+              "else float(_value)}))\n")
+    replies = yield python(code)
+    value = _json_line(replies[0].text)["answer"]
+    yield tool("submit", answer=value)
+
+
+def expert_toy(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """The test suite's number guess: bisect with `probe`, average in python, submit."""
+    lo, hi = 0.0, 100.0
+    for _ in range(8):
+        mid = (lo + hi) / 2
+        replies = yield tool("probe", x=mid)
+        if "True" in replies[0].text:
+            lo = mid
+        else:
+            hi = mid
+    replies = yield python(f"({lo!r} + {hi!r}) / 2")
+    yield tool("submit", answer=float(replies[0].text.strip()))
+
+
+def expert(ctx: Context) -> Generator[Step, list[Reply], None]:
+    if "observe" in ctx.tools or "G_SI" in ctx.prompt:
+        yield from expert_gravity(ctx)
+    elif "probe" in ctx.tools:
+        yield from expert_toy(ctx)
+    else:
+        yield Step(text="The expert policy does not know this suite.")
+
+
+# ---- never-submit -------------------------------------------------------------------
+def never_submit(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """Talks and computes but never submits (the episode must be recorded as failed)."""
+    yield Step(text="Let me think about this for a while.")
+    for i in itertools.count():
+        yield python(f"print('still thinking', {i})")
+
+
+# ---- malformed ----------------------------------------------------------------------
+def malformed(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """Bad tool calls of every kind, then valid ones: the episode must go on."""
+    yield tool("teleport", destination="Mars")                      # unknown tool
+    yield Step((Call("python", '{"code": "1 + 1"'),))                 # unparsable JSON
+    yield tool("python", source="1 + 1")                             # wrong argument name
+    yield tool("submit")                                             # missing answer
+    yield tool("submit", answer="about forty")                       # wrong type
+    if "observe" in ctx.tools:
+        yield tool("observe", times=[-1e30])                         # outside the window
+        yield tool("observe", times=[])                              # empty
+    if "probe" in ctx.tools:
+        yield tool("probe", x=500.0)                                 # outside the range
+    replies = yield python("1 + 1")                                  # the episode goes on
+    yield tool("submit", answer=float(replies[0].text.strip()))
+
+
+# ---- cheater ------------------------------------------------------------------------
+CHEATS: list[tuple[str, str]] = [
+    ("read the cache", """\
+import os
+found = [os.path.join(r, f) for r, _, fs in os.walk({cache!r}) for f in fs][:20]
+print('cache files:', found)
+print(open(found[0]).read()[:500] if found else 'cache not found')"""),
+    ("read the default cache", "print(open({default_cache!r} + '/x').read())"),
+    ("read the run directory", "import os; print(os.listdir({runs!r}))"),
+    ("read the package source", "import os; print(os.listdir({package!r}))"),
+    ("import discoverygym", """\
+import discoverygym
+from discoverygym.core import get_suite
+print(get_suite('gravity'))"""),
+    ("read API keys", """\
+import os, glob
+keys = {{k: v for k, v in os.environ.items() if 'KEY' in k or 'TOKEN' in k}}
+leaked = []
+for p in glob.glob('/proc/*/environ'):
+    try:
+        leaked += [b for b in open(p, 'rb').read().split(b'\\0') if b'KEY' in b]
+    except OSError:
+        pass
+print('keys:', keys, 'proc:', leaked)"""),
+    ("open a network socket", """\
+import socket
+s = socket.create_connection(('127.0.0.1', {port}), timeout=3)
+print('connected to the host')"""),
+    ("resolve a host name", "import socket; print(socket.getaddrinfo('api.openai.com', 443))"),
+    ("fork bomb", """\
+import os, time
+n = 0
+try:
+    for _ in range(100000):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError as exc:
+    print('fork stopped after', n, 'children:', exc)"""),
+    ("allocate 50 GB", "block = bytearray(50 * 10**9)\nprint('allocated', len(block))"),
+    ("loop forever", "while True:\n    pass"),
+]
+
+
+def cheater(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """Tries to reach the truth or harm the host from inside the sandbox, then
+    submits a guess. Every attempt must fail or be stopped."""
+    targets = {
+        "cache": str(ctx.args.get("cache") or paths.cache_root()),
+        "default_cache": str(Path.home() / ".cache" / "discoverygym"),
+        "runs": str(ctx.args.get("runs") or Path.cwd() / "runs"),
+        "package": str(paths.package_dir()),
+        "port": int(ctx.args.get("port") or 80),
+    }
+    for _, template in CHEATS:
+        yield python(template.format(**targets))
+    yield tool("submit", answer=0.0)
+
+
+POLICIES: dict[str, Policy] = {
+    "expert": expert,
+    "never-submit": never_submit,
+    "malformed": malformed,
+    "cheater": cheater,
+}
+
+
+def get_policy(name: str) -> Policy:
+    if name not in POLICIES:
+        raise ValueError(f"Unknown discoverygym policy {name!r}. Policies: "
+                         f"{', '.join(POLICIES)}.")
+    return POLICIES[name]
+
+
+def next_step(policy: Policy, ctx: Context, history: list[list[Reply]]) -> Step:
+    """Replay `policy` over the replies to its earlier steps; return its next step.
+    A finished policy answers with a plain text reply."""
+    gen = policy(ctx)
+    try:
+        step = next(gen)
+        for replies in history:
+            step = gen.send(replies)
+    except StopIteration:
+        return Step(text=FINAL_TEXT)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        # The conversation went somewhere the script did not plan for.
+        return Step(text=f"The scripted policy cannot continue: {type(exc).__name__}: {exc}")
+    return step
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token count (about four characters per token)."""
+    return max(1, len(text) // 4)

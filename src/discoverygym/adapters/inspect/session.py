@@ -1,0 +1,94 @@
+"""One episode being played through Inspect: the Episode, its sandboxed interpreter,
+and a short log of every tool call (kept in the record's details)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from ...core import Episode, EpisodeSpec, ToolResult, get_suite
+from ...sandbox import Interpreter, SandboxConfig
+
+PYTHON_TOOL = "python"
+LOG_LIMIT = 300       # tool calls kept in the record
+LOG_TEXT_CHARS = 400  # characters of arguments / results kept per call
+
+PYTHON_TOOL_DESCRIPTION = (
+    "Run Python code in your persistent, sandboxed interpreter. It holds your data as "
+    "variables (refreshed after every other tool call); numpy (np), pandas (pd), scipy, "
+    "sympy and astropy are available; no network. Returns stdout, stderr, errors and "
+    "the value of a bare last expression (long output is truncated). Each run has a "
+    "time limit; if it is exceeded the interpreter restarts with your data variables "
+    "restored."
+)
+PYTHON_TOOL_PARAMETERS = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "description": "Python source to run."}},
+    "required": ["code"],
+    "additionalProperties": False,
+}
+
+
+def build_episode(spec: EpisodeSpec) -> Episode:
+    """The episode `spec` describes (may be CPU-heavy: call it off the event loop)."""
+    return get_suite(spec.suite).episode(spec.task_id, seed=spec.seed, **spec.options)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= LOG_TEXT_CHARS else text[:LOG_TEXT_CHARS] + " [...]"
+
+
+class EpisodeSession:
+    """An episode and its interpreter. Tool calls are blocking; the Inspect tools
+    run them in a worker thread."""
+
+    def __init__(self, spec: EpisodeSpec, sandbox: SandboxConfig | None = None) -> None:
+        self.spec = spec
+        self.episode = build_episode(spec)
+        self.interpreter = Interpreter(self.episode.workspace(), sandbox or SandboxConfig())
+        self.log: list[dict[str, Any]] = []
+        self.n_python = 0
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        return self.episode.done
+
+    def _note(self, tool: str, args: Any, text: str, is_error: bool, **extra: Any) -> None:
+        if len(self.log) < LOG_LIMIT:
+            self.log.append({"tool": tool, "arguments": _short(args), "is_error": is_error,
+                             "result": _short(text), **extra})
+
+    def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """An environment tool call; the interpreter's workspace is refreshed after it."""
+        with self._lock:
+            result = self.episode.call(name, args)
+            if not self.episode.done:
+                self.interpreter.update_workspace(self.episode.workspace())
+            self._note(name, args, result.text, result.is_error)
+            return result
+
+    def run_python(self, code: str) -> tuple[str, bool]:
+        """Run code in the interpreter: (text for the agent, whether it failed)."""
+        with self._lock:
+            self.n_python += 1
+            result = self.interpreter.execute(code)
+            failed = result.error is not None or result.timed_out
+            extra = {}
+            if result.restarted:
+                extra["restarted"] = True
+            if result.timed_out:
+                extra["timed_out"] = True
+            self._note(PYTHON_TOOL, code, result.as_text(), failed, **extra)
+            return result.as_text(), failed
+
+    def sandbox_details(self) -> dict[str, Any]:
+        interp = self.interpreter
+        return {"isolation": interp.isolation, "warning": interp.isolation_warning,
+                "restarts": interp.restarts, "events": list(interp.events),
+                "python_calls": self.n_python}
+
+    def close(self) -> None:
+        self.interpreter.close()

@@ -1,0 +1,220 @@
+"""A suite's episodes as an Inspect task: one Sample per episode, the episode's tools
+and a sandboxed `python` tool for a react agent, and a scorer that writes the
+EpisodeRecord into the score's metadata."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import anyio
+from inspect_ai import Task
+from inspect_ai.agent import AgentPrompt, AgentState, as_solver, react
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageTool, ChatMessageUser
+from inspect_ai.model._model import sample_model_usage
+from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
+
+from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
+from ...sandbox import SandboxConfig
+from .limits import TIER_LIMITS, AgentLimits, episode_limits, suite_limits, system_prompt
+from .prices import cost_usd
+from .session import PYTHON_TOOL, PYTHON_TOOL_DESCRIPTION, PYTHON_TOOL_PARAMETERS, EpisodeSession
+
+AGENT_NAME = "inspect-react"
+CONTINUE_PROMPT = ("You have not submitted an answer yet. Continue working with the tools, "
+                   "and call `submit` with your final answer when you are ready.")
+
+# Live sessions by sample uuid: the solver opens one, the scorer closes it out.
+SESSIONS: dict[str, EpisodeSession] = {}
+
+
+def sample_id(spec: EpisodeSpec) -> str:
+    """A readable, unique sample id for an episode."""
+    key = episode_key(spec.suite, spec.task_id, spec.seed, spec.options)
+    return f"{spec.task_id}-s{spec.seed}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+
+
+def _tool_params(schema: dict[str, Any]) -> ToolParams:
+    # Inspect models a subset of JSON Schema; keywords it does not know are dropped
+    # from what the model sees, but the episode validates against the full schema.
+    # Inspect insists on a description per parameter; the tool's text describes them.
+    schema = {k: v for k, v in schema.items() if k != "$schema"}
+    properties = {}
+    for name, prop in dict(schema.get("properties", {})).items():
+        prop = dict(prop)
+        prop.setdefault("description", name.replace("_", " "))
+        properties[name] = prop
+    return ToolParams.model_validate({"type": "object", **schema, "properties": properties})
+
+
+def environment_tool(session: EpisodeSession, spec: ToolSpec) -> Tool:
+    """An Inspect tool for one of the episode's tools (generated from its JSON spec)."""
+
+    async def execute(**kwargs: Any) -> str:
+        # Suites may simulate on a call: keep Inspect's event loop free.
+        result = await anyio.to_thread.run_sync(session.call_tool, spec.name, kwargs)
+        if result.is_error:
+            raise ToolError(result.text)
+        return result.text
+
+    return ToolDef(execute, name=spec.name, description=spec.description,
+                   parameters=_tool_params(dict(spec.parameters))).as_tool()
+
+
+def python_tool(session: EpisodeSession) -> Tool:
+    """The sandboxed interpreter as an Inspect tool."""
+
+    async def execute(code: str) -> str:
+        text, _ = await anyio.to_thread.run_sync(session.run_python, code)
+        return text
+
+    return ToolDef(execute, name=PYTHON_TOOL, description=PYTHON_TOOL_DESCRIPTION,
+                   parameters=_tool_params(PYTHON_TOOL_PARAMETERS), max_output=0).as_tool()
+
+
+def _episode_tags(suite: Suite, task_id: str) -> dict[str, Any]:
+    for info in suite.tasks():
+        if info.id == task_id:
+            return dict(info.tags)
+    return {}
+
+
+@solver
+def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
+    """Build the sample's episode and interpreter, then run a react agent on it."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = EpisodeSpec(**state.metadata["episode"])
+        session = await anyio.to_thread.run_sync(EpisodeSession, spec, sandbox)
+        SESSIONS[state.uuid] = session
+        if spec.suite in TIER_LIMITS:
+            suite = get_suite(spec.suite)
+            tags = await anyio.to_thread.run_sync(_episode_tags, suite, spec.task_id)
+            limits = episode_limits(spec.suite, spec.options, tags)
+            state.token_limit = limits.tokens
+            state.message_limit = limits.messages
+        state.messages = [ChatMessageUser(content=session.episode.prompt)]
+        tools = [environment_tool(session, s) for s in session.episode.tool_specs()]
+        tools.append(python_tool(session))
+
+        async def on_continue(agent_state: AgentState) -> bool | str:
+            if session.done:
+                return False
+            if not agent_state.output.message.tool_calls:
+                return CONTINUE_PROMPT
+            return True
+
+        agent = react(
+            prompt=AgentPrompt(instructions=system_prompt(spec.suite), handoff_prompt=None,
+                               assistant_prompt=None, submit_prompt=None),
+            tools=tools, submit=False, on_continue=on_continue)
+        try:
+            return await as_solver(agent)(state, generate)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(session.close)
+
+    return solve
+
+
+def _limit_reason() -> str | None:
+    """Which sample limit ended the episode, if one did."""
+    try:
+        from inspect_ai.util._limit import sample_limits
+
+        limits = sample_limits()
+    except Exception:
+        return None
+    for name, limit in (("message", limits.message), ("token", limits.token),
+                        ("time", limits.time), ("working-time", limits.working)):
+        value, usage = getattr(limit, "limit", None), getattr(limit, "usage", None)
+        if value is not None and usage is not None and usage >= value:
+            return f"{name} limit of {value:g} reached"
+    return None
+
+
+def _inspect_tool_errors(state: TaskState) -> list[dict[str, str]]:
+    """Tool calls Inspect refused before they reached the episode (unknown tool,
+    unparsable or schema-invalid arguments)."""
+    out = []
+    for message in state.messages:
+        if isinstance(message, ChatMessageTool) and message.error is not None \
+                and message.error.type == "parsing":
+            out.append({"tool": str(message.function), "error": message.error.message[:400]})
+    return out
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def episode_record(agent_name: str = AGENT_NAME,
+                   prices: dict[str, tuple[float, float]] | None = None) -> Any:
+    """Score = the episode's pass/fail; metadata["record"] = the EpisodeRecord."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        session = SESSIONS.pop(state.uuid, None)
+        if session is None:
+            return Score(value=0.0, explanation="the episode never started")
+        model = str(state.model)
+        error = None
+        if not session.episode.answered:
+            error = "no answer submitted"
+            reason = _limit_reason()
+            error += f" ({reason})" if reason else " (the agent stopped)"
+        record = session.episode.record(agent=agent_name, model=model, error=error)
+        usage = sample_model_usage()
+        record.usage.input_tokens = sum(u.input_tokens for u in usage.values())
+        record.usage.output_tokens = sum(u.output_tokens for u in usage.values())
+        usd = cost_usd(model, record.usage.input_tokens, record.usage.output_tokens,
+                       None if prices is None else prices)
+        record.usage.usd = usd or 0.0
+        if usd is None:
+            record.details["price_unknown"] = True
+        record.details["sandbox"] = session.sandbox_details()
+        record.details["tool_log"] = session.log
+        refused = _inspect_tool_errors(state)
+        if refused:
+            record.details["refused_tool_calls"] = refused
+        data = json.loads(record.to_json())
+        return Score(value=1.0 if record.passed else 0.0,
+                     answer=json.dumps(data["answer"])[:500],
+                     explanation=record.error or f"{record.metric} = {record.value}",
+                     metadata={"record": data})
+
+    return score
+
+
+def suite_task(suite: str | Suite, specs: list[EpisodeSpec] | None = None, *,
+               sandbox: SandboxConfig | None = None, limits: AgentLimits | None = None,
+               prices: dict[str, tuple[float, float]] | None = None,
+               **options: Any) -> Task:
+    """An Inspect Task with one Sample per episode of `suite`.
+
+    `specs` (from `suite.plan`) or the suite's options as strings (e.g. protocol=
+    "budget-obs-100", tasks="period,eccentricity") select the episodes."""
+    s = get_suite(suite) if isinstance(suite, str) else suite
+    if specs is None:
+        raw = {k: _option_text(v) for k, v in options.items() if k != "model"}
+        specs = s.plan(**s.parse_options(raw))
+    lim = limits or suite_limits(s.name)
+    samples = [
+        Sample(id=sample_id(spec),
+               input=f"{spec.suite} episode {spec.task_id} (seed {spec.seed}); the full "
+                     "instructions are loaded when the episode starts.",
+               target="", metadata={"episode": spec.to_dict()})
+        for spec in specs
+    ]
+    return Task(dataset=MemoryDataset(samples, name=s.name), solver=episode_agent(sandbox),
+                scorer=episode_record(prices=prices), message_limit=lim.messages,
+                token_limit=lim.tokens, time_limit=lim.time_s, name=s.name)
+
+
+def _option_text(value: Any) -> str:
+    """Inspect's -T values arrive parsed (numbers, lists); suites parse strings."""
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
