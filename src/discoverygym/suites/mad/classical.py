@@ -208,12 +208,18 @@ class ClassicalWorld(World):
                   f"{C.INERTIA_DECAY_RATE:g})", float),
         RunOption("query_horizon", "classical: query times lie in (T_max, T_max + horizon] "
                   f"(default {C.QUERY_HORIZON:g})", float),
+        RunOption("t_max", f"classical: last measurement time (default {C.T_MAX:g})", float),
     )
 
     def __init__(self, *, seed: int, law: str, n_particles: int = C.DEFAULT_N_PARTICLES,
                  dim: int = C.DEFAULT_DIM, inertia_decay: float = C.INERTIA_DECAY_RATE,
-                 query_horizon: float = C.QUERY_HORIZON) -> None:
+                 query_horizon: float = C.QUERY_HORIZON, t_max: float = C.T_MAX) -> None:
         super().__init__(seed=seed, law=law)
+        if not t_max > 0:
+            raise ValueError("t_max must be positive")
+        # Per instance: T_max is an option (tests use short worlds; the benchmark 300).
+        self.defaults = WorldDefaults(t_max=float(t_max), budget=C.BUDGET,
+                                      n_queries=C.N_QUERIES)
         if dim not in (2, 3):
             raise ValueError(f"dim must be 2 or 3, got {dim}")
         if not 1 <= n_particles <= 20:
@@ -384,8 +390,9 @@ class ClassicalWorld(World):
         return WorldInfo(
             world=self.name, law=self.law,
             options={"n_particles": self.n_particles, "dim": self.dim,
-                     "inertia_decay": self.inertia_decay, "query_horizon": self.query_horizon},
-            constants={"G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": C.T_MAX,
+                     "inertia_decay": self.inertia_decay, "query_horizon": self.query_horizon,
+                     "t_max": self.defaults.t_max},
+            constants={"G": C.G, "softening": C.SOFTENING, "dt": C.DT,
                        "box_half_width": C.BOX_HALF_WIDTH, "budget": C.BUDGET,
                        "ours": {"inertia_decay": self.inertia_decay,
                                 "query_horizon": self.query_horizon,

@@ -100,7 +100,7 @@ class World(ABC):
 
     name: ClassVar[str] = ""
     laws: ClassVar[tuple[str, ...]] = ()
-    defaults: ClassVar[WorldDefaults]
+    defaults: WorldDefaults  # a class attribute, or set per instance when options change it
     # JSON schema of the `what` argument of `measure`, and what it means in words.
     observation_schema: ClassVar[dict[str, Any]] = {}
     observation_prose: ClassVar[str] = ""
