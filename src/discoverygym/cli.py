@@ -120,6 +120,12 @@ def run(
         help="Ray cluster address (default: RAY_ADDRESS, else a local cluster).")] = None,
     resume: Annotated[bool, typer.Option(help="Skip episodes already in --out.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    model_arg: Annotated[list[str] | None, typer.Option(
+        "--model-arg", help="Model argument key=value (repeatable; with --model).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Run only the first N episodes (--model).")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Play each episode K times (--model).")] = None,
+    max_connections: Annotated[int | None, typer.Option(
+        help="Concurrent model requests (--model).")] = None,
 ):
     """Run a suite's episodes with a scripted agent (or an LLM via --model).
 
@@ -141,10 +147,16 @@ def run(
     out_dir = out or default_out_dir(suite, who)
     config = {"suite": suite, "agent": agent, "model": model, "options": options}
     if model is not None:
-        from .adapters.inspect_run import run_model  # needs the [inspect] extra
+        from .adapters.inspect_run import parse_model_args, run_model  # the [inspect] extra
 
-        result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
-                           extra=_parse_extra([]))
+        try:
+            result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
+                               extra=_parse_extra([]), model_args=parse_model_args(model_arg or []),
+                               limit=limit, epochs=epochs, max_connections=max_connections,
+                               resume=resume, display="none" if quiet else "rich")
+        except (FileExistsError, ValueError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
     else:
         if agent not in agent_table(suite):
             console.print(f"[red]error:[/red] unknown agent {agent!r} for {suite}; agents: "

@@ -1,0 +1,179 @@
+"""`discoverygym run SUITE --model MODEL`: LLM agents through Inspect AI, written to
+the same run directory format as scripted runs (records.jsonl, summary.json,
+run.json), plus Inspect's own logs under `inspect-logs/` (`inspect view` reads them)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..core import EpisodeSpec, Suite, episode_key, get_suite
+from ..run.records import RecordWriter, read_records, record_key, write_json
+from ..run.runner import RunResult, _versions
+from ..run.summary import summarize_records
+from ..sandbox import SandboxConfig
+
+SCORER = "episode_record"
+
+
+def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:
+    """`k=v` strings into model arguments; numbers and true/false are converted."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--model-arg takes key=value, got {pair!r}")
+        out[key.strip().replace("-", "_")] = _scalar(value.strip())
+    return out
+
+
+def _scalar(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _record_id(record: dict[str, Any]) -> tuple[str, int]:
+    return record_key(record), int(record.get("details", {}).get("epoch", 1))
+
+
+def _failure_record(spec: EpisodeSpec, model: str, error: str, epoch: int) -> dict[str, Any]:
+    """A failed record for a sample Inspect could not finish (never dropped)."""
+    from .inspect.session import build_episode
+    from .inspect.task import AGENT_NAME
+
+    episode = build_episode(spec)
+    record = episode.record(agent=AGENT_NAME, model=model, error=error)
+    record.details["epoch"] = epoch
+    return json.loads(record.to_json())
+
+
+def run_model(
+    suite: str | Suite,
+    specs: Sequence[EpisodeSpec],
+    *,
+    model: str,
+    out_dir: Path,
+    config: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+    model_args: dict[str, Any] | None = None,
+    limit: int | None = None,
+    epochs: int | None = None,
+    max_connections: int | None = None,
+    resume: bool = False,
+    sandbox: SandboxConfig | None = None,
+    prices: dict[str, tuple[float, float]] | None = None,
+    display: str = "none",
+) -> RunResult:
+    """Run `specs` with an LLM (any Inspect model string) and write the run directory.
+
+    `limit` keeps the first N episodes; `epochs` plays each K times (records carry
+    details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
+    passed to Inspect's `eval` as further keyword arguments."""
+    from inspect_ai import eval as inspect_eval
+
+    from .inspect.task import sample_id, suite_task
+
+    s = get_suite(suite) if isinstance(suite, str) else suite
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records_path = out_dir / "records.jsonl"
+    if records_path.exists() and records_path.stat().st_size and not resume:
+        raise FileExistsError(f"{records_path} already has records; pass --resume to continue "
+                              "that run or choose another --out.")
+    existing = read_records(records_path) if resume else []
+    n_epochs = int(epochs or 1)
+    done = {_record_id(r) for r in existing}
+    todo = [spec for spec in specs
+            if any((episode_key(spec.suite, spec.task_id, spec.seed, spec.options), e)
+                   not in done for e in range(1, n_epochs + 1))]
+    if limit is not None:
+        todo = todo[: int(limit)]
+
+    run_info = {
+        "created": datetime.now(timezone.utc).isoformat(),
+        "who": model,
+        "executor": "inspect",
+        "n_planned": len(specs),
+        "config": config or {},
+        "inspect": {"model": model, "model_args": model_args or {}, "epochs": n_epochs,
+                    "limit": limit, "max_connections": max_connections},
+        "versions": _versions(),
+        "platform": platform.platform(),
+    }
+    run_json = out_dir / "run.json"
+    if resume and run_json.exists():
+        previous = json.loads(run_json.read_text())
+        run_info["resumed_from"] = previous.get("created")
+        run_info["created"] = previous.get("created", run_info["created"])
+    write_json(run_json, run_info)
+
+    started = time.perf_counter()
+    failures: list[str] = []
+    new_records: list[dict[str, Any]] = []
+    if todo:
+        task = suite_task(s, list(todo), sandbox=sandbox, prices=prices)
+        eval_args: dict[str, Any] = {"model": model, "model_args": model_args or {},
+                                     "log_dir": str(out_dir / "inspect-logs"),
+                                     "display": display, "epochs": n_epochs,
+                                     "fail_on_error": False}
+        if max_connections is not None:
+            eval_args["max_connections"] = int(max_connections)
+        eval_args.update(extra or {})
+        logs = inspect_eval(task, **eval_args)
+        by_id = {sample_id(spec): spec for spec in todo}
+        writer = RecordWriter(records_path)
+        try:
+            for log in logs:
+                if log.error is not None and not log.samples:
+                    failures.append(f"inspect eval failed: {log.error.message}")
+                for sample in log.samples or []:
+                    spec = by_id.get(str(sample.id))
+                    if spec is None:
+                        continue
+                    key = episode_key(spec.suite, spec.task_id, spec.seed, spec.options)
+                    if (key, int(sample.epoch)) in done:
+                        continue
+                    score = (sample.scores or {}).get(SCORER)
+                    record = (score.metadata or {}).get("record") if score else None
+                    if record is None:
+                        reason = sample.error.message if sample.error else "no score"
+                        failures.append(f"{spec.task_id} seed={spec.seed} epoch={sample.epoch}: "
+                                        f"{reason.splitlines()[0] if reason else reason}")
+                        record = _failure_record(spec, model, f"inspect sample error: {reason}",
+                                                 int(sample.epoch))
+                    record.setdefault("details", {})["epoch"] = int(sample.epoch)
+                    record["details"]["inspect_sample_id"] = str(sample.id)
+                    writer.write(record)
+                    new_records.append(record)
+        finally:
+            writer.close()
+
+    records = read_records(records_path)
+    summary = summarize_records(records)
+    summary["elapsed_s"] = time.perf_counter() - started
+    n_planned = len(specs) if limit is None else min(int(limit), len(specs))
+    summary["n_planned"] = n_planned * n_epochs
+    summary["epochs"] = n_epochs
+    summary["n_infrastructure_failures"] = len(failures)
+    summary["total_usage"] = {k: sum(float(r["usage"].get(k, 0) or 0) for r in records)
+                              for k in ("input_tokens", "output_tokens", "usd")}
+    isolation = sorted({str(r.get("details", {}).get("sandbox", {}).get("isolation"))
+                        for r in records if r.get("details", {}).get("sandbox")})
+    summary["sandbox_isolation"] = isolation
+    if failures:
+        summary["infrastructure_failures"] = failures
+    if records:
+        summary["suite_summary"] = s.summarize(records)
+    write_json(out_dir / "summary.json", summary)
+    return RunResult(out_dir, records, summary, len(new_records), failures)
