@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Budget, Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
 from .constants import G_SI
 from .scoring import score_answer
 from .simulate import trajectory
@@ -155,6 +155,19 @@ class GravityEpisode(Episode):
             space["budget"] = {"total": self._protocol.budget, "per_call": PER_CALL_LIMIT,
                                "used": used, "remaining": self._protocol.budget - used}
         return space
+
+    def budget_left(self) -> float | None:
+        """Observations left (None under full-obs, which has no budget)."""
+        return None if self._budget is None else float(self._budget.remaining or 0)
+
+    def record(self, **kwargs: Any) -> EpisodeRecord:
+        """The core record plus `details["observed_times"]`: every observed time in
+        display units, in call order (budget protocols only), so a report can show which
+        moments the agent looked at. Times are the agent's own choices, never truth."""
+        record = super().record(**kwargs)
+        if not self._protocol.full:
+            record.details["observed_times"] = [row[0] for row in self._rows]
+        return record
 
     # ---- tools ------------------------------------------------------------------------
     def _observe(self, args: dict[str, Any]) -> ToolResult:

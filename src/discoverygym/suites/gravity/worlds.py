@@ -189,7 +189,7 @@ def procedural_world(seed: int) -> WorldSpec:
     [0.1, 30] AU, at a uniform angle, star1 anywhere in a box of +-10 r0; e uniform in
     [0.1, 0.9] (bound) or [1.1, 2.0] (unbound); units SI, yr-AU or cgs (equal odds);
     drift 0 (half the time) or log-uniform in [10, 1e4] m/s at a uniform angle;
-    Newtonian: 3..10 whole periods; drag: tau = U[10, 40] P, end = U[3, 6] P;
+    Newtonian: U[3, 10] periods (not whole, so the window does not reveal P); drag: tau = U[10, 40] P, end = U[3, 6] P;
     modified: alpha = +-U[0.01, 0.05], end = U[4, 8] P; unbound: end = U[5, 20] r0/v0."""
     rng = np.random.default_rng([int(seed), 0x67726176])  # "grav": streams per suite
     kind = str(rng.choice(PROCEDURAL_KINDS, p=PROCEDURAL_KIND_WEIGHTS))
@@ -209,7 +209,8 @@ def procedural_world(seed: int) -> WorldSpec:
                      (float(p2[0]), float(p2[1]), 0.0), ecc, drift_ms=drift, units=units)
     # the kind-specific draws come last so the shared draws above stay the same per seed
     if kind == "newtonian":
-        return replace(base, end_periods=int(rng.integers(3, 11)))
+        # not a whole number of periods: the window's end must not give the period away
+        return replace(base, end_periods=float(rng.uniform(3.0, 10.0)))
     if kind == "drag":
         period = base.kepler_period_s()
         return replace(base, drag_tau_s=float(rng.uniform(10, 40) * period),
