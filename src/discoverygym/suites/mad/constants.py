@@ -24,7 +24,7 @@ PLACEMENT_GAP = 0.05  # ours: minimum surface gap between spheres at t = 0
 RIPPLE_AMPLITUDE = 1.0  # paper: A
 RIPPLE_WAVELENGTH = 10.0  # paper: lambda_g
 RIPPLE_PHASE = 0.0  # paper: phi
-INERTIA_DECAY_RATE = 1.0  # ours: lambda in dS/dt = -lambda S + a a^T (option `inertia_decay`)
+INERTIA_DECAY_RATE = 0.1  # ours: lambda in dS/dt = -lambda S + a a^T (option `inertia_decay`); see README
 KAPPA_GRID = (0.0, 5.0, 10.0, 15.0, 20.0)  # paper: kappa values of the inference variant
 
 SNAPSHOT_STRIDE_STEPS = 1000  # ours: the cached trajectory keeps every 1000th step (1 time unit)
