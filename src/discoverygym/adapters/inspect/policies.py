@@ -94,33 +94,81 @@ def _module_code(name: str, module: Any) -> str:
             f"exec(compile({source!r}, {name + '.py'!r}, 'exec'), _m.__dict__)\n")
 
 
+COARSE_COUNT = 40  # first pass: irregular times over the whole window
+ZOOM_COUNT = 10    # observations per periastron / apoastron zoom
+
+ZOOM_CODE = """\
+import json
+import numpy as np
+_track = _m.track_from_table(observations, units)
+try:
+    _orbit = _m.ModelSolution(_track, float(G_SI)).orbit
+except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+    _orbit = None
+_zooms = []
+if _orbit is not None and _orbit.bound:
+    _to_s = units["time_to_s"]
+    _lo, _hi = window[0] * _to_s, window[1] * _to_s
+    _rp = _orbit.semi_major_axis_m * (1 - _orbit.eccentricity)
+    _h = np.sqrt(_orbit.gm * _orbit.semi_latus_rectum_m)
+    # One periastron passage (two local timescales r_p^2/h each side) and one
+    # apoastron passage (a tenth of a period each side), nearest the middle.
+    for _passages, _width in ((_orbit.periastron_times(_lo, _hi), 2 * _rp**2 / _h),
+                              (_orbit.apoastron_times(_lo, _hi), 0.1 * _orbit.period_s)):
+        if len(_passages):
+            _c = _passages[np.argmin(np.abs(_passages - 0.5 * (_lo + _hi)))]
+            _t = np.linspace(_c - _width, _c + _width, {count}) / _to_s
+            _zooms.append(np.clip(_t, window[0], window[1]).tolist())
+print(json.dumps({{"zooms": _zooms}}))
+"""
+
+ANSWER_CODE = """\
+import json
+import numpy as np
+_track = _m.track_from_table({table}, units)
+try:
+    _value = _m.answer(task["id"], {first}(_track, float(G_SI)))
+except (ValueError, FloatingPointError, np.linalg.LinAlgError, AttributeError):
+    _value = _m.answer(task["id"], _m.NumericSolution(_track, float(G_SI)))
+print(json.dumps({{"answer": _value if isinstance(_value, bool) else float(_value)}}))
+"""
+
+
 def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
-    """Gravity, the expert way: read the briefing in python, spend the budget on
-    equally spaced observations, run the expert analysis inside the sandbox (its
-    source is sent as code: the package itself is not importable there), submit."""
+    """Gravity, the way the adaptive scripted expert plays a bound orbit: read the
+    briefing in python; observe a coarse irregular pass; fit a Keplerian orbit in
+    the sandbox and zoom on one periastron and one apoastron passage; answer from
+    the fitted model; submit. The analysis code (the package's own expert analysis)
+    is sent to the sandbox as source text, since the package is not importable
+    there. Tasks that need tight clusters of observations (drag, force law,
+    unbound orbits) get the same plan, which is weaker for them."""
     from ...agents import gravity_analysis, gravity_planning
 
+    module = _module_code("gravity_analysis", gravity_analysis)
     replies = yield python(BRIEFING_CODE)
     brief = _json_line(replies[0].text)
     budget = brief.get("budget")
-    table = "df"
-    if budget:
-        per_call = int(budget.get("per_call", 10))
-        times = gravity_planning.uniform_times(tuple(brief["window"]), int(budget["remaining"]))
-        batches = gravity_planning.batches(times, per_call)
-        # All observe calls in one assistant message (parallel tool calls).
+    if not budget:  # full-obs: the whole table is in `df`
+        code = module + ANSWER_CODE.format(table="df", first="_m.NumericSolution")
+        replies = yield python(code)
+        yield tool("submit", answer=_json_line(replies[0].text)["answer"])
+        return
+    window = tuple(brief["window"])
+    per_call = int(budget.get("per_call", 10))
+    remaining = int(budget["remaining"])
+    coarse = gravity_planning.coarse_times(window, min(COARSE_COUNT, remaining))
+    # All observe calls of a pass in one assistant message (parallel tool calls).
+    yield Step(tuple(Call("observe", {"times": b})
+                     for b in gravity_planning.batches(coarse, per_call)))
+    remaining -= len(coarse)
+    replies = yield python(module + ZOOM_CODE.format(count=ZOOM_COUNT))
+    zooms = [z for z in _json_line(replies[0].text)["zooms"] if len(z) <= remaining]
+    batches = [b for z in zooms for b in gravity_planning.batches(z, per_call)]
+    if batches:
         yield Step(tuple(Call("observe", {"times": b}) for b in batches))
-        table = "observations"
-    code = (_module_code("gravity_analysis", gravity_analysis)
-            + "import json\n"
-            + f"_track = _m.track_from_table({table}, units)\n"
-            + "_solution = _m.NumericSolution(_track, float(G_SI))\n"
-            + "_value = _m.answer(task['id'], _solution)\n"
-            + "print(json.dumps({'answer': _value if isinstance(_value, bool) "
-              "else float(_value)}))\n")
-    replies = yield python(code)
-    value = _json_line(replies[0].text)["answer"]
-    yield tool("submit", answer=value)
+    replies = yield python(module + ANSWER_CODE.format(table="observations",
+                                                       first="_m.ModelSolution"))
+    yield tool("submit", answer=_json_line(replies[0].text)["answer"])
 
 
 def expert_toy(ctx: Context) -> Generator[Step, list[Reply], None]:
