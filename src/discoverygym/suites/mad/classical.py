@@ -295,6 +295,13 @@ class ClassicalWorld(World):
                             labels=list(observation.selection), half_width=C.BOX_HALF_WIDTH,
                             title=f"t = {t:g}" + (" (x-y projection)" if self.dim == 3 else ""))
 
+    def render_prose(self) -> str:
+        projection = (" In 3D the picture is the projection onto the x-y plane: z is not shown."
+                      if self.dim == 3 else "")
+        return ("a 512 x 512 PNG of the box seen from above (x to the right, y up, the box "
+                f"edge drawn as a frame), each measured particle a numbered disc drawn to scale "
+                f"at its noisy measured position.{projection}")
+
     # ---- prediction --------------------------------------------------------------------
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
         rng = np.random.default_rng([self.seed, 2, int(trial)])

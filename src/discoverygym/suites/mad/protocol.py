@@ -364,8 +364,8 @@ class MadEpisode(Episode):
                          "python_source) once to state the law you found (recorded, not part "
                          "of the prediction score).")
         if self._variant == "visual":
-            lines.append("Visual variant: each measurement returns a picture (PNG) instead of "
-                         "numbers; read the positions off the picture.")
+            lines.append("Visual variant: each measurement returns a picture instead of "
+                         f"numbers: {world.render_prose()} Read what you need off the picture.")
         if self._n_trials > 1:
             lines.append(
                 f"In-context learning: this episode has {self._n_trials} trials on the same "
@@ -373,6 +373,10 @@ class MadEpisode(Episode):
                 "(time restarts at 0, fresh budget) and its own query times. After each "
                 "trial you are told your error; a summary of earlier trials is in the "
                 "workspace (previous_trials). The last trial is scored.")
+            if self._trial_summaries:
+                # The context reset of the paper: a fresh reader gets the summary here.
+                lines.append(f"You are in trial {self._trial + 1} of {self._n_trials}. "
+                             "Earlier trials:\n" + self.trial_summary_text())
         lines.append("The workspace variables `measurements` (a table), `measurement_log`, "
                      "`budget_remaining`, `phase`, `world_facts` (the facts above as data) "
                      "and, in the answer phase, `queries` hold what you have so far.")
@@ -399,6 +403,10 @@ class MadEpisode(Episode):
             out["previous_trials"] = json.loads(json.dumps(self._trial_summaries))
             out["trial_summary"] = self.trial_summary_text()
         return out
+
+    def budget_left(self) -> float | None:
+        """Cost units left in the current trial's measurement budget."""
+        return self._budget.remaining
 
     # ---- scoring ---------------------------------------------------------------------
     def _details(self) -> dict[str, Any]:

@@ -152,6 +152,10 @@ class World(ABC):
 
     supports_images: ClassVar[bool] = False
 
+    def render_prose(self) -> str:
+        """What the pictures of the visual variant show, for the prompt."""
+        return "a PNG picture of the observed values"
+
     def start_trial(self, index: int) -> None:
         """Reset whatever a measurement changed (quantum collapse) before trial `index`
         (0-based) starts from the initial state. Deterministic worlds do nothing."""
