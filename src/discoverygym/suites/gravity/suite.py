@@ -8,6 +8,7 @@ from typing import Any
 
 from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
+from .report import observation_sections
 from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, published_pairs, tasks_for_world
 from .worlds import WORLD_IDS, get_world
 
@@ -129,3 +130,8 @@ class GravitySuite(Suite):
             "mean_observations": sum(observations) / len(observations) if observations else 0.0,
             "max_observations": max(observations) if observations else 0.0,
         }
+
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """For `discoverygym report`: each episode's observed times over the true
+        separation curve (the first 12 episodes)."""
+        return observation_sections(records)
