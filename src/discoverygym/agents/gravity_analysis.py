@@ -181,8 +181,17 @@ def fit_power_law_exponent(separation_m: np.ndarray, acceleration: np.ndarray) -
 def fit_drift(time_s: np.ndarray, points_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Straight line R0 + V t through points (N, 3): returns (R0 in m, V in m/s)."""
     design = np.column_stack([np.ones_like(time_s), time_s])
-    coeffs, *_ = np.linalg.lstsq(design, points_m, rcond=None)
+    coeffs = _scaled_lstsq(design, points_m)
     return coeffs[0], coeffs[1]
+
+
+def _scaled_lstsq(design: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Least squares with unit-norm columns: seconds (~1e9) next to metres (~1e12) next
+    to ones would otherwise cost several digits."""
+    norms = np.linalg.norm(design, axis=0)
+    norms[norms == 0] = 1.0
+    coeffs, *_ = np.linalg.lstsq(design / norms, target, rcond=None)
+    return coeffs / (norms[:, None] if coeffs.ndim == 2 else norms)
 
 
 # ---------------------------------------------------------------------------------
@@ -614,7 +623,7 @@ def fit_mass_fraction(track: Track) -> tuple[float, np.ndarray]:
         rows.append(block)
     design = np.vstack(rows)
     target = track.star1_m.T.ravel()
-    coeffs, *_ = np.linalg.lstsq(design, target, rcond=None)
+    coeffs = _scaled_lstsq(design, target)
     return float(coeffs[6]), coeffs[3:6]
 
 
