@@ -1,0 +1,510 @@
+"""Radial-velocity fitting tools for the stargazer baseline agents.
+
+Periodograms of residuals (generalised Lomb-Scargle, astropy), Keplerian least squares
+(scipy) in well-conditioned parameters, per-instrument offsets and jitter, greedy planet
+addition gated by the Bayesian information criterion, and alias / harmonic checks.
+
+Parameters of one planet in the fitter: ln P (days), ln K (m/s), sqrt(e) cos(omega),
+sqrt(e) sin(omega) and the mean longitude l (radians) at t_ref, the first epoch. The
+instrument offsets are not free parameters: for given planets they are the weighted means
+of the residuals per instrument (variable projection), exactly as the evaluator fits them.
+Jitter per instrument is fitted by maximum likelihood, alternating with the planets."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from astropy.timeseries import LombScargle
+from numpy.typing import NDArray
+from scipy.optimize import least_squares, minimize_scalar
+
+from discoverygym.suites.stargazer.kepler import TWO_PI, rv_keplerian, solve_kepler
+
+SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
+YEAR_DAYS = 365.25
+E_MAX = 0.95  # the fitter never goes beyond this eccentricity
+# Bounds on sqrt(e) cos(omega), sqrt(e) sin(omega); e itself is capped at E_MAX in the model.
+_H_BOUND = math.sqrt(E_MAX)
+_LN_K_BOUNDS = (math.log(1e-3), math.log(1e4))
+
+
+@dataclass(frozen=True)
+class RVData:
+    """Radial velocities of one star: times (days), RVs and quoted errors (m/s), an
+    instrument index per point, the instrument labels and the reference epoch."""
+
+    t_days: NDArray[np.float64]
+    rv_ms: NDArray[np.float64]
+    err_ms: NDArray[np.float64]
+    inst_index: NDArray[np.int64]
+    inst_labels: tuple[str, ...]
+    t_ref_days: float
+
+    @classmethod
+    def from_arrays(cls, t_days: Sequence[float], rv_ms: Sequence[float],
+                    err_ms: Sequence[float], instrument: Sequence[str] | None = None,
+                    t_ref_days: float | None = None) -> RVData:
+        """Build from plain arrays; instrument labels default to one instrument."""
+        t = np.asarray(t_days, dtype=float)
+        order = np.argsort(t, kind="stable")
+        labels = np.asarray(["inst_A"] * len(t) if instrument is None else instrument, dtype=str)
+        names = tuple(sorted(set(labels.tolist())))
+        index = np.array([names.index(x) for x in labels], dtype=np.int64)
+        return cls(t_days=t[order], rv_ms=np.asarray(rv_ms, dtype=float)[order],
+                   err_ms=np.asarray(err_ms, dtype=float)[order], inst_index=index[order],
+                   inst_labels=names,
+                   t_ref_days=float(t.min() if t_ref_days is None else t_ref_days))
+
+    @classmethod
+    def from_workspace(cls, workspace: dict[str, Any]) -> RVData:
+        """Build from a stargazer episode's workspace (`times`, `rv`, `err`, `instrument`,
+        `t_ref`)."""
+        return cls.from_arrays(workspace["times"], workspace["rv"], workspace["err"],
+                               workspace["instrument"], workspace.get("t_ref"))
+
+    @property
+    def n(self) -> int:
+        return len(self.t_days)
+
+    @property
+    def n_inst(self) -> int:
+        return len(self.inst_labels)
+
+    @property
+    def baseline_days(self) -> float:
+        return float(self.t_days.max() - self.t_days.min())
+
+
+@dataclass(frozen=True)
+class Planet:
+    """One Keplerian orbit: period (days), semi-amplitude (m/s), eccentricity, argument of
+    periastron and mean longitude at t_ref (radians)."""
+
+    P_days: float
+    K_ms: float
+    e: float
+    omega_rad: float
+    l_rad: float
+
+    def submission(self) -> dict[str, float]:
+        """The planet in the stargazer `submit` format."""
+        return {"P_days": float(self.P_days), "K_ms": float(self.K_ms), "e": float(self.e),
+                "omega_rad": float(self.omega_rad % TWO_PI), "l_rad": float(self.l_rad % TWO_PI)}
+
+    def params(self) -> list[float]:
+        root_e = math.sqrt(max(self.e, 0.0))
+        return [math.log(self.P_days), math.log(self.K_ms), root_e * math.cos(self.omega_rad),
+                root_e * math.sin(self.omega_rad), self.l_rad]
+
+    @classmethod
+    def from_params(cls, p: Sequence[float]) -> Planet:
+        h, k = float(p[2]), float(p[3])
+        e = min(h * h + k * k, E_MAX)
+        omega = math.atan2(k, h) if e > 0 else 0.0
+        return cls(math.exp(p[0]), math.exp(p[1]), e, omega, float(p[4]))
+
+
+@dataclass
+class Fit:
+    """A fitted model: planets, per-instrument offsets and jitter (m/s), the maximised
+    log-likelihood, and the number of free parameters."""
+
+    planets: list[Planet]
+    offsets_ms: NDArray[np.float64]
+    jitter_ms: NDArray[np.float64]
+    log_likelihood: float
+    n_params: int
+    tags: dict[str, Any] = field(default_factory=dict)
+
+    def bic(self, n_points: int) -> float:
+        """Bayesian information criterion, -2 ln L + k ln n."""
+        return -2.0 * self.log_likelihood + self.n_params * math.log(n_points)
+
+    def submission(self, data: RVData) -> dict[str, Any]:
+        """Arguments for the stargazer `submit` tool."""
+        return {"planets": [p.submission() for p in sorted(self.planets, key=lambda q: q.P_days)],
+                "jitter_ms": {label: float(j) for label, j in zip(data.inst_labels,
+                                                                  self.jitter_ms, strict=True)}}
+
+
+# ---- forward model, offsets, jitter, likelihood ---------------------------------------------
+
+def model_rv(data: RVData, planets: Sequence[Planet]) -> NDArray[np.float64]:
+    """Sum of the planets' Keplerian RVs (m/s) at the data's epochs (no offsets)."""
+    total = np.zeros(data.n)
+    for p in planets:
+        total += rv_keplerian(data.t_days, p.P_days, p.K_ms, p.e, p.omega_rad, p.l_rad,
+                              data.t_ref_days)
+    return total
+
+
+def _orbit_arrays(x: NDArray[np.float64]) -> tuple[NDArray, ...]:
+    """Per-planet P, K, e, omega (and the raw h, k) from a flat parameter vector."""
+    q = np.asarray(x, dtype=float).reshape(-1, 5)
+    h, k = q[:, 2], q[:, 3]
+    e_raw = h * h + k * k
+    e = np.minimum(e_raw, E_MAX)
+    omega = np.arctan2(k, h)
+    return np.exp(q[:, 0]), np.exp(q[:, 1]), e, omega, q[:, 4], h, k, e_raw
+
+
+def keplerian_sum(data: RVData, x: NDArray[np.float64],
+                  jacobian: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """Sum of Keplerian RVs (m/s) for a flat vector of fitter parameters (five per planet:
+    ln P, ln K, sqrt(e) cos omega, sqrt(e) sin omega, l), and optionally its analytic
+    derivatives with respect to those parameters (shape n x 5 N_planets)."""
+    period, amp, e, omega, lam, h, k, e_raw = _orbit_arrays(x)
+    tau = data.t_days - data.t_ref_days
+    n_motion = TWO_PI / period
+    mean_anom = (lam - omega)[:, None] + n_motion[:, None] * tau[None, :]
+    big_e = solve_kepler(mean_anom, e[:, None])
+    ec = e[:, None]
+    root = np.sqrt(1.0 - ec * ec)
+    den = 1.0 - ec * np.cos(big_e)
+    cos_nu = (np.cos(big_e) - ec) / den
+    sin_nu = root * np.sin(big_e) / den
+    cos_w, sin_w = np.cos(omega)[:, None], np.sin(omega)[:, None]
+    cos_nuw = cos_nu * cos_w - sin_nu * sin_w
+    rv = amp[:, None] * (cos_nuw + ec * cos_w)
+    total = rv.sum(axis=0)
+    if not jacobian:
+        return total, None
+    sin_nuw = sin_nu * cos_w + cos_nu * sin_w
+    dnu_dm = (1.0 + ec * cos_nu) ** 2 / root ** 3
+    dnu_de = sin_nu * (2.0 + ec * cos_nu) / root ** 2
+    kk = amp[:, None]
+    d_m = -kk * sin_nuw * dnu_dm                      # d rv / d M
+    d_lnp = d_m * (-n_motion[:, None] * tau[None, :])  # M = l - omega + 2 pi tau / P
+    d_omega = -kk * sin_nuw - d_m - kk * ec * sin_w   # at fixed l (M moves with omega)
+    d_e = kk * (-sin_nuw * dnu_de + cos_w)
+    inside = (e_raw < E_MAX)[:, None]
+    d_e = np.where(inside, d_e, 0.0)
+    e_safe = np.maximum(e_raw, 1e-300)[:, None]
+    hh, kq = h[:, None], k[:, None]
+    d_h = d_e * 2.0 * hh + np.where(e_raw[:, None] > 0, d_omega * (-kq) / e_safe, 0.0)
+    d_k = d_e * 2.0 * kq + np.where(e_raw[:, None] > 0, d_omega * hh / e_safe, 0.0)
+    jac = np.stack([d_lnp, rv, d_h, d_k, d_m], axis=1)  # (planet, param, point)
+    return total, jac.reshape(-1, data.n).T
+
+
+def _model_from_params(data: RVData, x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return keplerian_sum(data, x)[0]
+
+
+def weighted_offsets(data: RVData, residual_ms: NDArray[np.float64],
+                     variance: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per-instrument offsets (m/s) minimising the weighted squared residuals."""
+    w = 1.0 / variance
+    num = np.bincount(data.inst_index, weights=w * residual_ms, minlength=data.n_inst)
+    den = np.bincount(data.inst_index, weights=w, minlength=data.n_inst)
+    return num / den
+
+
+def point_variance(data: RVData, jitter_ms: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Variance per point: quoted error squared plus its instrument's jitter squared."""
+    return data.err_ms ** 2 + np.asarray(jitter_ms)[data.inst_index] ** 2
+
+
+def gaussian_log_likelihood(residual_ms: NDArray[np.float64],
+                            variance: NDArray[np.float64]) -> float:
+    """ln L of independent Gaussian residuals with the given variances."""
+    return float(-0.5 * np.sum(residual_ms ** 2 / variance + np.log(TWO_PI * variance)))
+
+
+def fit_jitter(data: RVData, residual_ms: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Maximum-likelihood jitter (m/s) per instrument for fixed residuals (offsets
+    already removed)."""
+    jitter = np.zeros(data.n_inst)
+    for j in range(data.n_inst):
+        sel = data.inst_index == j
+        r2, s2 = residual_ms[sel] ** 2, data.err_ms[sel] ** 2
+        if np.mean(r2) <= np.mean(s2) * 0.5:
+            continue
+
+        def neg_lnl(s: float, r2: NDArray = r2, s2: NDArray = s2) -> float:
+            v = s2 + s * s
+            return float(np.sum(r2 / v + np.log(v)))
+
+        upper = float(np.sqrt(np.max(r2))) + 1e-9
+        best = minimize_scalar(neg_lnl, bounds=(0.0, upper), method="bounded",
+                               options={"xatol": 1e-4 * upper + 1e-6})
+        jitter[j] = best.x if best.fun < neg_lnl(0.0) else 0.0
+    return jitter
+
+
+def evaluate(data: RVData, planets: Sequence[Planet], jitter_ms: NDArray[np.float64] | None = None,
+             refit_jitter: bool = True) -> Fit:
+    """Offsets (and, optionally, jitter) for fixed planets, and the resulting fit."""
+    jitter = np.zeros(data.n_inst) if jitter_ms is None else np.asarray(jitter_ms, dtype=float)
+    signal = data.rv_ms - model_rv(data, planets)
+    for _ in range(3 if refit_jitter else 1):
+        var = point_variance(data, jitter)
+        offsets = weighted_offsets(data, signal, var)
+        resid = signal - offsets[data.inst_index]
+        if not refit_jitter:
+            break
+        jitter = fit_jitter(data, resid)
+    var = point_variance(data, jitter)
+    offsets = weighted_offsets(data, signal, var)
+    resid = signal - offsets[data.inst_index]
+    return Fit(list(planets), offsets, jitter, gaussian_log_likelihood(resid, var),
+               5 * len(planets) + 2 * data.n_inst)
+
+
+def residuals(data: RVData, fit: Fit) -> NDArray[np.float64]:
+    """Data minus the fitted planets and offsets (m/s)."""
+    return data.rv_ms - model_rv(data, fit.planets) - fit.offsets_ms[data.inst_index]
+
+
+# ---- least squares ------------------------------------------------------------------------
+
+def _bounds(n_planets: int, period_range: tuple[float, float]) -> tuple[NDArray, NDArray]:
+    lo = [math.log(period_range[0]), _LN_K_BOUNDS[0], -_H_BOUND, -_H_BOUND, -np.inf]
+    hi = [math.log(period_range[1]), _LN_K_BOUNDS[1], _H_BOUND, _H_BOUND, np.inf]
+    return np.array(lo * n_planets), np.array(hi * n_planets)
+
+
+def _clip_into(x: NDArray, lo: NDArray, hi: NDArray) -> NDArray:
+    span = np.where(np.isfinite(hi - lo), hi - lo, 1.0)
+    return np.clip(x, lo + 1e-9 * span, hi - 1e-9 * span)
+
+
+def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDArray[np.float64],
+                          period_range: tuple[float, float], fixed: Sequence[Planet] = (),
+                          max_nfev: int = 400) -> tuple[list[Planet], float]:
+    """Weighted least squares of the `start` planets (all five parameters each) with the
+    `fixed` planets held and the offsets profiled. Returns the planets and chi-square."""
+    var = point_variance(data, jitter_ms)
+    inv_sigma = 1.0 / np.sqrt(var)
+    base = data.rv_ms - model_rv(data, fixed)
+
+    # offsets are weighted means per instrument: a linear projection, applied to the
+    # residuals and to each Jacobian column alike
+    weight = 1.0 / var
+    one_hot = np.eye(data.n_inst)[data.inst_index]
+    project = one_hot @ ((one_hot * weight[:, None]).T / (one_hot.T @ weight)[:, None])
+    cache: dict[bytes, tuple[NDArray, NDArray]] = {}
+
+    def model(x: NDArray) -> tuple[NDArray, NDArray]:
+        key = x.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = keplerian_sum(data, x, jacobian=True)  # type: ignore[assignment]
+        return cache[key]
+
+    def resid(x: NDArray) -> NDArray:
+        r = base - model(x)[0]
+        return (r - project @ r) * inv_sigma
+
+    def jac(x: NDArray) -> NDArray:
+        d = model(x)[1]
+        return -(d - project @ d) * inv_sigma[:, None]
+
+    lo, hi = _bounds(len(start), period_range)
+    x0 = _clip_into(np.concatenate([p.params() for p in start]), lo, hi)
+    sol = least_squares(resid, x0, jac=jac, bounds=(lo, hi), x_scale="jac", max_nfev=max_nfev,
+                        xtol=1e-8, ftol=1e-9)
+    planets = [Planet.from_params(sol.x[i:i + 5]) for i in range(0, len(sol.x), 5)]
+    return planets, float(2.0 * sol.cost)
+
+
+def fit_planets(data: RVData, start: Sequence[Planet], period_range: tuple[float, float],
+                jitter_ms: NDArray[np.float64] | None = None, rounds: int = 3) -> Fit:
+    """Joint fit of all planets, alternating least squares with the jitter."""
+    jitter = np.zeros(data.n_inst) if jitter_ms is None else np.asarray(jitter_ms, dtype=float)
+    planets = list(start)
+    fit = evaluate(data, planets, jitter)
+    for _ in range(rounds):
+        planets, _ = least_squares_planets(data, planets, jitter, period_range)
+        new = evaluate(data, planets, jitter)
+        jitter = new.jitter_ms
+        if abs(new.log_likelihood - fit.log_likelihood) < 1e-3:
+            fit = new
+            break
+        fit = new
+    return fit
+
+
+# ---- periodograms and starts ---------------------------------------------------------------
+
+def frequency_grid(data: RVData, period_range: tuple[float, float],
+                   oversample: float = 8.0) -> NDArray[np.float64]:
+    """Frequencies (1/day) from 1/P_max to 1/P_min, spaced 1/(oversample * baseline)."""
+    f_lo, f_hi = 1.0 / period_range[1], 1.0 / period_range[0]
+    df = 1.0 / (oversample * max(data.baseline_days, 1e-3))
+    n = int(min(max((f_hi - f_lo) / df, 200), 200_000))
+    return np.linspace(f_lo, f_hi, n)
+
+
+def periodogram(data: RVData, residual_ms: NDArray[np.float64], jitter_ms: NDArray[np.float64],
+                freq: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Generalised Lomb-Scargle power (floating mean, weights 1/(sigma^2 + jitter^2)) of
+    residuals whose per-instrument weighted means have been removed."""
+    var = point_variance(data, jitter_ms)
+    centred = residual_ms - weighted_offsets(data, residual_ms, var)[data.inst_index]
+    ls = LombScargle(data.t_days, centred, np.sqrt(var), fit_mean=True, center_data=True)
+    return np.asarray(ls.power(freq, method="fast" if data.n * len(freq) > 5e6 else "cython",
+                               assume_regular_frequency=True))
+
+
+def peak_frequencies(freq: NDArray[np.float64], power: NDArray[np.float64],
+                     n_peaks: int) -> list[float]:
+    """The `n_peaks` highest local maxima of a periodogram, highest first."""
+    inner = (power[1:-1] >= power[:-2]) & (power[1:-1] >= power[2:])
+    idx = np.flatnonzero(inner) + 1
+    for edge in (0, len(power) - 1):
+        idx = np.append(idx, edge)
+    idx = idx[np.argsort(power[idx])[::-1]]
+    return [float(freq[i]) for i in idx[:n_peaks]]
+
+
+def alias_periods(period_days: float, daily: bool) -> list[float]:
+    """Harmonics (P/2, 2P, P/3) and the yearly and, for nightly sampled data, daily
+    aliases of a period."""
+    f = 1.0 / period_days
+    out = [period_days / 2.0, 2.0 * period_days, period_days / 3.0]
+    aliases = [f + 1.0 / YEAR_DAYS, f - 1.0 / YEAR_DAYS]
+    if daily:
+        aliases += [f + 1.0 / SIDEREAL_DAY_DAYS, abs(f - 1.0 / SIDEREAL_DAY_DAYS)]
+    out += [1.0 / a for a in aliases if a > 0]
+    return out
+
+
+def sinusoid_start(data: RVData, residual_ms: NDArray[np.float64],
+                   jitter_ms: NDArray[np.float64], period_days: float) -> Planet:
+    """Circular orbit at a period, amplitude and phase from a weighted linear fit of a
+    sinusoid plus per-instrument offsets to the residuals."""
+    var = point_variance(data, jitter_ms)
+    theta = TWO_PI * (data.t_days - data.t_ref_days) / period_days
+    design = np.column_stack([np.cos(theta), np.sin(theta),
+                              np.eye(data.n_inst)[data.inst_index]])
+    w = 1.0 / np.sqrt(var)
+    coef, *_ = np.linalg.lstsq(design * w[:, None], residual_ms * w, rcond=None)
+    a, b = coef[0], coef[1]
+    # K cos(l + theta) = K cos(l) cos(theta) - K sin(l) sin(theta)
+    return Planet(period_days, max(float(np.hypot(a, b)), 1e-2), 0.0, 0.0,
+                  float(math.atan2(-b, a)))
+
+
+def eccentric_starts(circular: Planet) -> list[Planet]:
+    """Starting orbits around a circular solution. The sqrt(e) parameters have zero
+    gradient at e = 0 exactly, so every start has some eccentricity."""
+    starts = []
+    for e0, n_omega in ((0.3, 4), (0.6, 2)):
+        for j in range(n_omega):
+            omega = TWO_PI * j / n_omega + 0.3
+            # keep the mean longitude: for small e the curve is the circular one
+            starts.append(replace(circular, e=e0, omega_rad=omega))
+    return starts
+
+
+# ---- greedy search -------------------------------------------------------------------------
+
+@dataclass
+class SearchSettings:
+    """Knobs of the greedy search (periods in days)."""
+
+    period_range: tuple[float, float] = (1.0, 1000.0)
+    max_planets: int = 6
+    n_peaks: int = 5
+    n_joint: int = 3
+    n_eccentric: int = 3  # candidates that get eccentric starts
+    max_nfev: int = 100  # per single-planet least-squares run
+    delta_bic: float = 0.0
+    daily_aliases: bool = False
+    extra_planets: int = 1  # models fitted beyond the first rejected one (fallbacks)
+
+
+def best_new_planet(data: RVData, current: Fit, settings: SearchSettings,
+                    freq: NDArray[np.float64]) -> list[Fit]:
+    """Candidate fits with one more planet than `current`, best first: periodogram peaks
+    of the residuals (and the top peak's aliases and harmonics), each fitted alone from
+    several starts against the fixed current planets, the best few then refitted jointly."""
+    resid = residuals(data, current)
+    power = periodogram(data, resid, current.jitter_ms, freq)
+    peaks = [1.0 / f for f in peak_frequencies(freq, power, settings.n_peaks)]
+    lo, hi = settings.period_range
+    candidates = list(peaks)
+    for p in alias_periods(peaks[0], settings.daily_aliases):
+        if lo < p < hi and all(abs(math.log(p / q)) > 0.01 for q in candidates):
+            candidates.append(p)
+    def fit_single(start: Planet) -> tuple[float, Planet]:
+        (planet,), chi2 = least_squares_planets(data, [start], current.jitter_ms,
+                                                settings.period_range, fixed=current.planets,
+                                                max_nfev=settings.max_nfev)
+        return chi2, planet
+
+    # nearly circular start at every candidate; eccentric starts at the best few only
+    singles = [fit_single(replace(sinusoid_start(data, resid, current.jitter_ms, period),
+                                  e=0.02, omega_rad=0.3))
+               for period in candidates]
+    singles.sort(key=lambda s: s[0])
+    for _, planet in singles[:settings.n_eccentric]:
+        circ = replace(planet, e=0.0, omega_rad=0.0)
+        singles += [fit_single(start) for start in eccentric_starts(circ)]
+    singles.sort(key=lambda s: s[0])
+    chosen: list[Planet] = []
+    for _, planet in singles:
+        if all(abs(math.log(planet.P_days / q.P_days)) > 0.02 for q in chosen):
+            chosen.append(planet)
+        if len(chosen) == settings.n_joint:
+            break
+    fits = [fit_planets(data, [*current.planets, p], settings.period_range, current.jitter_ms)
+            for p in chosen]
+    fits.sort(key=lambda f: -f.log_likelihood)
+    return fits
+
+
+def alias_check(data: RVData, fit: Fit, settings: SearchSettings) -> Fit:
+    """Try each planet at its aliases and harmonics (the others refitted jointly); keep
+    any that raises the likelihood."""
+    best = fit
+    for i in range(len(fit.planets)):
+        for period in alias_periods(best.planets[i].P_days, settings.daily_aliases):
+            if not settings.period_range[0] < period < settings.period_range[1]:
+                continue
+            others = [p for j, p in enumerate(best.planets) if j != i]
+            rest = evaluate(data, others, best.jitter_ms)
+            circ = sinusoid_start(data, residuals(data, rest), best.jitter_ms, period)
+            trial = fit_planets(data, [*others, replace(circ, e=0.05, omega_rad=0.3)],
+                                settings.period_range, best.jitter_ms)
+            if trial.log_likelihood > best.log_likelihood + 1e-3:
+                trial.planets = [*trial.planets[:i], trial.planets[-1], *trial.planets[i:-1]]
+                best = trial
+    return best
+
+
+def greedy_search(data: RVData, settings: SearchSettings) -> list[Fit]:
+    """Fits with 0, 1, 2, ... planets added greedily. Planets are added while the BIC
+    drops by more than `settings.delta_bic`; `settings.extra_planets` more models are
+    fitted after that as fallbacks. Returns the best fit found for each planet count."""
+    freq = frequency_grid(data, settings.period_range)
+    fits = [evaluate(data, [])]
+    rejected = 0
+    while len(fits) - 1 < settings.max_planets:
+        candidates = best_new_planet(data, fits[-1], settings, freq)
+        if not candidates:
+            break
+        new = alias_check(data, candidates[0], settings)
+        fits.append(new)
+        if fits[-2].bic(data.n) - new.bic(data.n) <= settings.delta_bic:
+            rejected += 1
+            if rejected > settings.extra_planets:
+                break
+    return fits
+
+
+def select_by_bic(fits: Sequence[Fit], n_points: int, delta_bic: float) -> int:
+    """Planet count chosen greedily: add planets while each one lowers the BIC by more
+    than `delta_bic`."""
+    chosen = 0
+    for k in range(1, len(fits)):
+        if fits[k - 1].bic(n_points) - fits[k].bic(n_points) > delta_bic:
+            chosen = k
+        else:
+            break
+    return chosen
