@@ -157,6 +157,13 @@ class MadSuite(Suite):
     def default_episodes(self) -> list[EpisodeSpec]:
         return self.plan(world="classical")
 
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Error per task, predicted vs true states (classical: positions per episode;
+        other worlds: a scatter), and estimate vs truth for parameter inference."""
+        from .report import report_sections
+
+        return report_sections(records)
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Per task (world and law): mean and median error over answered episodes, mean
         and median skill against the suite's persistence reference, pass rate, and the
