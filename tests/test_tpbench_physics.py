@@ -2,6 +2,7 @@
 compared with a second method (numerical integration, ODE solving, linear algebra,
 simulation or a symbolic derivation) at several argument sets, never with itself."""
 
+# ruff: noqa: B023  (closures over loop variables are called within their own iteration)
 from __future__ import annotations
 
 import math
@@ -132,3 +133,129 @@ def test_atwood_by_energy_conservation():
         assert T2 - m2 * g == pytest.approx(m2 * a)
         # the pulley's angular acceleration needs net torque (T1 - T2) R = (M R^2 / 2) a / R
         assert T1 - T2 == pytest.approx(0.5 * M * a, abs=1e-12)
+
+
+# ---- electromagnetism -------------------------------------------------------------------
+def test_annulus_field_by_surface_integral():
+    f = reference("annulus-axis-field")
+    for sigma, a, b, z in [(1.0, 0.0, 1.0, 1.0), (1.0, 0.5, 1.0, -0.3), (-2.0, 0.3, 2.0, 0.7)]:
+        # E_z = sum over area elements of sigma dA * z / r^3 (Coulomb with k = 1)
+        val, _ = integrate.dblquad(lambda phi, s: sigma * s * z / (s**2 + z**2) ** 1.5,
+                                   a, b, 0, 2 * math.pi, epsabs=1e-12, epsrel=1e-10)
+        assert f(sigma, a, b, z) == pytest.approx(val, rel=1e-7)
+
+
+def test_sphere_force_by_legendre_series():
+    f = reference("sphere-image-force")
+    for q, Q, R, d in [(1.0, 0.0, 1.0, 2.0), (1.0, 3.0, 1.0, 1.3), (-0.5, 2.0, 0.7, 1.0)]:
+        # Outside the sphere the induced potential is sum_l B_l r^-(l+1) P_l(cos t); the
+        # equipotential surface fixes B_l = -q R^(2l+1)/d^(l+1) (l >= 1) and the total
+        # charge fixes B_0 = Q. Field of the induced charge at the point charge:
+        E = Q / d**2
+        for l_ in range(1, 4000):
+            E -= q * (l_ + 1) * (R / d) ** (2 * l_ + 1) / d**2
+        assert f(q, Q, R, d) == pytest.approx(q * E, rel=1e-8)
+
+
+def test_solenoid_by_biot_savart():
+    f = reference("finite-solenoid-axis")
+    for n, current, R, L, z in [(100, 1.0, 0.01, 10, 0.0), (10, 2.0, 0.5, 1.0, 0.5),
+                                (10, -1.0, 0.5, 1.0, -2.0)]:
+        val, _ = integrate.quad(lambda zp: n * current * R**2 / (2 * ((z - zp) ** 2 + R**2) ** 1.5),
+                                -L / 2, L / 2, points=[z] if abs(z) < L / 2 else None,
+                                epsabs=1e-13, epsrel=1e-11, limit=400)
+        assert f(n, current, R, L, z) == pytest.approx(val, rel=1e-7)
+
+
+def test_mutual_inductance_by_neumann_integral():
+    f = reference("coaxial-loops-mutual-inductance")
+    for a, b, h in [(1.0, 1.0, 1.0), (0.1, 2.0, 0.0), (1.0, 1.5, -3.0), (0.5, 0.6, 0.05)]:
+        # M = (1/4pi) double loop integral of dl1.dl2 / |r1 - r2| (mu0 = 1), full 2D
+        def integrand(p1, p2):
+            return a * b * math.cos(p1 - p2) / math.sqrt(a * a + b * b + h * h
+                                                         - 2 * a * b * math.cos(p1 - p2))
+        val, _ = integrate.dblquad(integrand, 0, 2 * math.pi, 0, 2 * math.pi,
+                                   epsabs=1e-12, epsrel=1e-9)
+        assert f(a, b, h) == pytest.approx(val / (4 * math.pi), rel=1e-6)
+
+
+def test_radiated_power_by_angular_integration():
+    f = reference("circular-orbit-radiated-power")
+    for q, beta, R in [(1.0, 0.3, 1.0), (-2.0, 0.9, 2.0), (1.0, 0.99, 0.5)]:
+        # dP/dOmega (per unit retarded time) = q^2/(4pi) |n x ((n - b) x bdot)|^2 / (1 - n.b)^5
+        # with b along x and bdot along y (centripetal, c = 1); the polar axis of the grid
+        # is the velocity, where the beam is sharp: Gauss-Legendre in cos, periodic in phi
+        b = np.array([beta, 0.0, 0.0])
+        bdot = np.array([0.0, beta**2 / R, 0.0])
+        x, w = np.polynomial.legendre.leggauss(400)
+        phi = np.linspace(0, 2 * math.pi, 128, endpoint=False)
+        C, PH = np.meshgrid(x, phi, indexing="ij")
+        S = np.sqrt(1 - C**2)
+        n = np.stack([C, S * np.cos(PH), S * np.sin(PH)], axis=-1)
+        v = np.cross(n, np.cross(n - b, bdot))
+        dP = q**2 / (4 * math.pi) * (v**2).sum(-1) / (1 - n @ b) ** 5
+        val = float((dP * w[:, None]).sum() * (2 * math.pi / phi.size))
+        assert f(q, beta, R) == pytest.approx(val, rel=1e-6)
+
+
+def test_dipole_plane_force_from_induced_charge():
+    f = reference("dipole-grounded-plane-energy")
+
+    def force_z(p, h, theta):
+        """Vertical force on the dipole at height h from the charge induced on the plane,
+        sigma = E_z / (4 pi) with E_z twice the dipole's own normal field there (the
+        plane is an equipotential: tangential fields cancel, normal fields add).
+        Polar grid on the plane: rho = h tan(u) (Gauss-Legendre), phi periodic."""
+        pvec = p * np.array([math.sin(theta), 0.0, math.cos(theta)])
+        nodes, weights = np.polynomial.legendre.leggauss(400)
+        u = (nodes + 1) * math.pi / 4
+        wu = weights * math.pi / 4
+        phi = np.linspace(0, 2 * math.pi, 256, endpoint=False)
+        U, PHI = np.meshgrid(u, phi, indexing="ij")
+        rho = h * np.tan(U)
+        area = rho * h / np.cos(U) ** 2 * wu[:, None] * (2 * math.pi / phi.size)
+        s = np.stack([-rho * np.cos(PHI), -rho * np.sin(PHI), np.full_like(rho, h)])
+        sn = np.sqrt((s**2).sum(0))
+        ps = np.tensordot(pvec, s, axes=1)
+        # field of the dipole at the plane point (displacement -s from the dipole)
+        ez_plane = (3 * ps * s[2] - pvec[2] * sn**2) / sn**5
+        sigma = 2 * ez_plane / (4 * math.pi)
+        # a charge dq there pushes the dipole with F = grad(p . E_dq), s = dipole - point
+        fz = sigma * (pvec[2] / sn**3 - 3 * ps * s[2] / sn**5)
+        return float((fz * area).sum())
+
+    # the agent's work W(d) = integral_d^inf F dh, so F(d) = -dW/dd: this tests the
+    # factor 1/2 of the moving image against the force of the real induced charge
+    for p, d, theta in [(1.3, 0.8, 0.7), (1.0, 1.0, 0.0), (2.0, 0.5, 2.5)]:
+        eps = 1e-4 * d
+        slope = (f(p, d + eps, theta) - f(p, d - eps, theta)) / (2 * eps)
+        force = force_z(p, d, theta)
+        assert force < 0  # the plane attracts the dipole
+        assert force == pytest.approx(-slope, rel=1e-5)
+
+
+def test_ladder_by_nodal_analysis():
+    f = reference("ladder-network-resistance")
+    for Rs, Rr, Rp in [(1.0, 0.0, 1.0), (1.0, 1.0, 100.0), (3.0, 0.5, 2.0)]:
+        # a long finite ladder collapsed section by section from the far end gives the same
+        # recursion, so solve the full nodal equations instead
+        N = 300
+        nodes = 2 * N + 2  # top and bottom node of every rung position, plus the inputs
+        G = np.zeros((nodes, nodes))
+        def link(i, j, R):
+            G[i, i] += 1 / R
+            G[j, j] += 1 / R
+            G[i, j] -= 1 / R
+            G[j, i] -= 1 / R
+        top = lambda k: 2 * k  # noqa: E731
+        bot = lambda k: 2 * k + 1  # noqa: E731
+        for k in range(N):
+            link(top(k), top(k + 1), Rs)
+            link(bot(k), bot(k + 1), Rr if Rr > 0 else 1e-12)
+            link(top(k + 1), bot(k + 1), Rp)
+        # inject 1 A at top(0), ground bot(0)
+        keep = [i for i in range(nodes) if i != bot(0)]
+        current = np.zeros(nodes)
+        current[top(0)] = 1.0
+        v = np.linalg.solve(G[np.ix_(keep, keep)], current[keep])
+        assert f(Rs, Rr, Rp) == pytest.approx(v[keep.index(top(0))], rel=1e-6)

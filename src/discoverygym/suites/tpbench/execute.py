@@ -132,6 +132,6 @@ def _run_local(script: str, stdin: bytes, *, time_limit_s: float,
             out, err = proc.communicate()
         duration = time.perf_counter() - start
         killed = "time limit" if timed_out else (
-            "signal %d" % -proc.returncode if proc.returncode and proc.returncode < 0 else None)
+            f"signal {-proc.returncode}" if proc.returncode and proc.returncode < 0 else None)
         return ExecutionResult(proc.returncode, out[-OUTPUT_LIMIT_BYTES:], err[-20_000:], timed_out,
                                killed, isolation, duration)

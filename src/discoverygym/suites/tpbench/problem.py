@@ -284,7 +284,8 @@ def _check_defines(code: str, function: str, names: list[str], where: str) -> No
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        raise ProblemError(f"{where}: does not parse as Python ({exc.msg}, line {exc.lineno}).")
+        raise ProblemError(f"{where}: does not parse as Python ({exc.msg}, line {exc.lineno})."
+                           ) from exc
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == function:
             got = [a.arg for a in node.args.posonlyargs + node.args.args]
