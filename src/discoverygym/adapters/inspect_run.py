@@ -4,6 +4,7 @@ run.json), plus Inspect's own logs under `inspect-logs/` (`inspect view` reads t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
@@ -121,6 +122,10 @@ def run_model(
     started = time.perf_counter()
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
+    # The run directory may lie outside ./runs: hide it from the sandbox too.
+    sandbox = sandbox or SandboxConfig()
+    sandbox = dataclasses.replace(
+        sandbox, hidden_paths=(*sandbox.hidden_paths, str(out_dir.resolve())))
     if todo:
         task = suite_task(s, list(todo), sandbox=sandbox, prices=prices)
         eval_args: dict[str, Any] = {"model": model, "model_args": model_args or {},

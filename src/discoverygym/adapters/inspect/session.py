@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 from ...core import Episode, EpisodeSpec, ToolResult, get_suite
-from ...sandbox import Interpreter, SandboxConfig
+from ...sandbox import ExecResult, Interpreter, SandboxConfig
 
 PYTHON_TOOL = "python"
 LOG_LIMIT = 300       # tool calls kept in the record
@@ -40,6 +41,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= LOG_TEXT_CHARS else text[:LOG_TEXT_CHARS] + " [...]"
 
 
+def python_outcome(result: ExecResult) -> str:
+    """One word on how a python call ended, for the record: "ok", "timeout", or the
+    exception's type (e.g. "FileNotFoundError", "ModuleNotFoundError")."""
+    if result.timed_out:
+        return "timeout"
+    if result.error is None:
+        return "restarted" if result.restarted else "ok"
+    last = result.error.strip().splitlines()[-1] if result.error.strip() else "error"
+    name = last.split(":", 1)[0].strip()
+    return name if name.replace(".", "").replace("_", "").isalnum() else "error"
+
+
 class EpisodeSession:
     """An episode and its interpreter. Tool calls are blocking; the Inspect tools
     run them in a worker thread."""
@@ -64,10 +77,12 @@ class EpisodeSession:
     def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """An environment tool call; the interpreter's workspace is refreshed after it."""
         with self._lock:
+            started = time.perf_counter()
             result = self.episode.call(name, args)
             if not self.episode.done:
                 self.interpreter.update_workspace(self.episode.workspace())
-            self._note(name, args, result.text, result.is_error)
+            self._note(name, args, result.text, result.is_error,
+                       duration_s=round(time.perf_counter() - started, 4))
             return result
 
     def run_python(self, code: str) -> tuple[str, bool]:
@@ -76,7 +91,8 @@ class EpisodeSession:
             self.n_python += 1
             result = self.interpreter.execute(code)
             failed = result.error is not None or result.timed_out
-            extra = {}
+            extra: dict[str, Any] = {"outcome": python_outcome(result),
+                                     "duration_s": round(result.duration_s, 4)}
             if result.restarted:
                 extra["restarted"] = True
             if result.timed_out:

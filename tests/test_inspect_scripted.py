@@ -1,0 +1,172 @@
+"""LLM episodes through Inspect AI, driven offline by the scripted policies of the
+`discoverygym/<policy>` model provider: the expert passes gravity episodes through
+the full react loop, a policy that never submits is recorded as failed, malformed
+tool calls get clear errors while the episode goes on, and a cheater's attacks from
+inside the sandboxed python tool all fail with the host unharmed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import toy_suite
+from discoverygym.adapters.inspect_run import parse_model_args, run_model
+from discoverygym.cli import app
+from discoverygym.core import EpisodeRecord, get_suite, paths
+from discoverygym.run import read_records
+from discoverygym.sandbox import SandboxConfig, isolation_level
+
+toy_suite.install()
+STRONG = isolation_level() != "rlimits-only"
+FAKE_KEY = "sk-test-FAKE-KEY-must-not-leak-0987654321"
+RECORD_FIELDS = {f.name for f in dataclasses.fields(EpisodeRecord)}
+
+
+def _gravity_specs(tasks: str, worlds: str):
+    suite = get_suite("gravity")
+    return suite.plan(**suite.parse_options(
+        {"tasks": tasks, "worlds": worlds, "protocol": "budget-obs-100"}))
+
+
+def _records(out_dir: Path) -> list[dict]:
+    return read_records(out_dir / "records.jsonl")
+
+
+@pytest.fixture(scope="module")
+def expert_run(tmp_path_factory):
+    """The acceptance command, through the CLI."""
+    out = tmp_path_factory.mktemp("expert") / "run"
+    result = CliRunner().invoke(app, [
+        "run", "gravity", "--model", "discoverygym/expert", "--tasks", "period,eccentricity",
+        "--worlds", "A,PM1", "--protocol", "budget-obs-100", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_expert_passes_gravity_through_inspect(expert_run):
+    records = _records(expert_run)
+    got = sorted((r["task_id"], r["options"]["world"]) for r in records)
+    assert got == [("eccentricity", "A"), ("eccentricity", "PM1"),
+                   ("period", "A"), ("period", "PM1")]
+    for r in records:
+        assert r["passed"], (r["task_id"], r["options"], r["answer"], r["error"])
+        assert set(r) == RECORD_FIELDS  # the schema of scripted runs
+        assert r["agent"] == "inspect-react" and r["model"] == "discoverygym/expert"
+        assert r["usage"]["input_tokens"] > 0 and r["usage"]["output_tokens"] > 0
+        assert r["usage"]["usd"] == 0.0
+        assert 0 < r["usage"]["observations"] <= 100  # played under the budget
+        tools = [t["tool"] for t in r["details"]["tool_log"]]
+        assert tools[0] == "python" and "observe" in tools and tools[-1] == "submit"
+        assert r["details"]["sandbox"]["isolation"] == isolation_level()
+
+
+def test_expert_run_directory(expert_run):
+    summary = json.loads((expert_run / "summary.json").read_text())
+    assert summary["n_episodes"] == 4 and summary["n_passed"] == 4
+    assert summary["pass_rate"] == 1.0 and summary["n_infrastructure_failures"] == 0
+    assert summary["total_usage"]["input_tokens"] == sum(
+        r["usage"]["input_tokens"] for r in _records(expert_run))
+    assert summary["sandbox_isolation"] == [isolation_level()]
+    run = json.loads((expert_run / "run.json").read_text())
+    assert run["executor"] == "inspect" and run["who"] == "discoverygym/expert"
+    assert list((expert_run / "inspect-logs").glob("*.eval"))  # `inspect view` can read it
+
+
+def test_never_submit_is_recorded_as_failed(tmp_path):
+    specs = _gravity_specs("period", "A")
+    result = run_model("gravity", specs, model="discoverygym/never-submit",
+                       out_dir=tmp_path / "run", extra={"message_limit": 12})
+    [record] = result.records
+    assert not record["passed"] and record["answer"] is None
+    assert "no answer submitted" in record["error"] and "message limit" in record["error"]
+    assert result.summary["n_episodes"] == 1 and result.summary["pass_rate"] == 0.0
+    assert record["details"]["sandbox"]["python_calls"] >= 3
+
+
+def test_malformed_calls_through_the_entry_point(tmp_path):
+    """`inspect eval discoverygym/gravity` (the registered task) with bad tool calls."""
+    from inspect_ai import eval as inspect_eval
+
+    [log] = inspect_eval("discoverygym/gravity", model="discoverygym/malformed",
+                         task_args={"tasks": "period", "worlds": "A",
+                                    "protocol": "budget-obs-100"},
+                         log_dir=str(tmp_path), display="none")
+    assert log.status == "success"
+    [sample] = log.samples
+    record = sample.scores["episode_record"].metadata["record"]
+    refused = record["details"]["refused_tool_calls"]
+    texts = [r["error"] for r in refused]
+    assert any("teleport" in t and "not found" in t for t in texts)
+    assert any("parsing" in t.lower() for t in texts)                  # unparsable JSON
+    assert any("'code' is a required property" in t for t in texts)
+    assert any("'answer' is a required property" in t for t in texts)
+    assert any("not of type 'number'" in t for t in texts)
+    observe = [t for t in record["details"]["tool_log"] if t["tool"] == "observe"]
+    assert len(observe) == 2 and all(t["is_error"] for t in observe)
+    assert all("Nothing was charged" in t["result"] for t in observe)
+    assert record["usage"]["observations"] == 0
+    # The model saw each error as a tool result, and the episode went on to a submission.
+    errors = [m for m in sample.messages if m.role == "tool" and m.error is not None]
+    assert len(errors) == 7
+    assert record["answer"] == 2.0 and record["error"] is None
+
+
+def test_weak_isolation_is_recorded_loudly(tmp_path):
+    result = run_model("toy", get_suite("toy").plan(n=1), model="discoverygym/expert",
+                       out_dir=tmp_path / "run",
+                       sandbox=SandboxConfig(isolation="rlimits-only"))
+    [record] = result.records
+    assert record["passed"]
+    sandbox = record["details"]["sandbox"]
+    assert sandbox["isolation"] == "rlimits-only" and "WEAK SANDBOX" in sandbox["warning"]
+    assert result.summary["sandbox_isolation"] == ["rlimits-only"]
+
+
+@pytest.mark.skipif(not STRONG, reason="no namespace isolation on this host")
+def test_cheater_attempts_all_fail(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    secret = paths.cache_dir("gravity", "stolen") / "truth.json"
+    secret.write_text('{"period_s": 12345.678}')
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("secret run notes")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    try:
+        result = run_model("gravity", _gravity_specs("period", "A"),
+                           model="discoverygym/cheater", out_dir=out,
+                           model_args=parse_model_args([f"port={port}", f"runs={out}"]),
+                           sandbox=SandboxConfig(time_limit_s=3.0))
+        server.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nobody knocked on the host's port
+            server.accept()
+    finally:
+        server.close()
+    [record] = result.records
+    log = [t for t in record["details"]["tool_log"] if t["tool"] == "python"]
+    outcomes = [t["outcome"] for t in log]
+    assert len(log) == 11, outcomes
+    assert "cache files: []" in log[0]["result"] and "12345" not in json.dumps(record)
+    assert outcomes[1:5] == ["FileNotFoundError", "FileNotFoundError", "FileNotFoundError",
+                             "ModuleNotFoundError"]
+    assert str(out) in log[2]["arguments"]  # the very run directory being written
+    assert "keys: {} proc: []" in log[5]["result"] and FAKE_KEY not in json.dumps(record)
+    assert outcomes[6] in ("OSError", "ConnectionRefusedError", "TimeoutError")
+    assert outcomes[7] == "socket.gaierror"
+    forked = int(log[8]["result"].split("after")[1].split()[0])
+    assert "fork stopped" in log[8]["result"] and forked < 100
+    assert outcomes[9] == "MemoryError"
+    assert outcomes[10] == "timeout" and log[10].get("restarted")
+    sandbox = record["details"]["sandbox"]
+    assert sandbox["restarts"] == 1 and sandbox["events"][0]["event"] == "timeout"
+    # The episode still ended normally (a wrong guess), and the host is unharmed.
+    assert record["answer"] == 0.0 and not record["passed"]
+    assert os.environ["OPENAI_API_KEY"] == FAKE_KEY and secret.exists()
