@@ -31,16 +31,18 @@ COLUMNS = ["time", "star1_x", "star1_y", "star1_z", "star2_x", "star2_y", "star2
 # ---- independent synthetic worlds -------------------------------------------------
 
 
-def eccentric_anomaly_fixed_point(mean: np.ndarray, e: float) -> np.ndarray:
-    """E = M + e sin E by plain fixed-point iteration (a different method from the
-    agents' Newton solver), converged to machine precision."""
-    ecc = np.array(mean, dtype=float)
-    for _ in range(2000):
-        nxt = mean + e * np.sin(ecc)
-        if np.max(np.abs(nxt - ecc)) < 1e-15:
-            break
-        ecc = nxt
-    return ecc
+def eccentric_anomaly_bisection(mean: np.ndarray, e: float) -> np.ndarray:
+    """E with E - e sin E = M by bisection (a different method from the agents' Newton
+    solver): the left side grows monotonically in E and M - e <= E <= M + e, so 60
+    halvings of that bracket reach machine precision."""
+    mean = np.asarray(mean, dtype=float)
+    lo, hi = mean - e, mean + e
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        above = mid - e * np.sin(mid) > mean
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid)
+    return 0.5 * (lo + hi)
 
 
 class KeplerWorld:
@@ -58,7 +60,7 @@ class KeplerWorld:
 
     def states(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Positions and velocities of both stars (m, m/s)."""
-        ecc = eccentric_anomaly_fixed_point(self.n * (t - self.t_peri), self.e)
+        ecc = eccentric_anomaly_bisection(self.n * (t - self.t_peri), self.e)
         root = np.sqrt(1 - self.e**2)
         x, y = self.a * (np.cos(ecc) - self.e), self.a * root * np.sin(ecc)
         rate = self.n / (1 - self.e * np.cos(ecc))
