@@ -258,7 +258,7 @@ def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
         check_conditions(plan.require, names)
     except ValueError as exc:
         raise ProblemError(f"{source}: field 'tests.require': {exc}") from exc
-    if not plan.cases and not plan.samples:
+    if not plan.cases and not plan.samples and not plan.sweep:
         raise ProblemError(f"{source}: field 'tests': no cases and no samples; nothing to test.")
 
     tol = data.get("tolerance", {})
