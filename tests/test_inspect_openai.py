@@ -169,3 +169,29 @@ def test_tokens_and_cost_come_from_the_server(openai_run, fake_server):
         expected = (usage["input_tokens"] * 2.0 + usage["output_tokens"] * 8.0) / 1e6
         assert usage["usd"] == pytest.approx(expected) and usage["usd"] > 0
         assert "price_unknown" not in r["details"]
+
+
+def test_base_url_model_arg_epochs_limit_and_resume(fake_server, tmp_path, monkeypatch):
+    """The endpoint given as `--model-arg base_url=...`; epochs, limit and resume on
+    the toy suite (cheap episodes)."""
+    import toy_suite
+    from discoverygym.adapters.inspect_run import parse_model_args, run_model
+    from discoverygym.core import get_suite
+
+    toy_suite.install()
+    monkeypatch.setenv(f"{SERVICE.upper()}_API_KEY", API_KEY)
+    monkeypatch.delenv(f"{SERVICE.upper()}_BASE_URL", raising=False)
+    specs = get_suite("toy").plan(n=2)
+    model = f"openai-api/{SERVICE}/expert"
+    args = parse_model_args([f"base_url={fake_server.base_url}"])
+    first = run_model("toy", specs, model=model, out_dir=tmp_path, model_args=args,
+                      limit=1, epochs=2)
+    assert sorted(r["details"]["epoch"] for r in first.records) == [1, 2]
+    assert {r["seed"] for r in first.records} == {specs[0].seed}
+    assert all(r["passed"] and r["details"]["price_unknown"] for r in first.records)
+    again = run_model("toy", specs, model=model, out_dir=tmp_path, model_args=args,
+                      epochs=2, resume=True)
+    assert again.n_new == 2 and len(again.records) == 4
+    assert sorted((r["seed"], r["details"]["epoch"]) for r in again.records) == sorted(
+        (s.seed, e) for s in specs for e in (1, 2))
+    assert again.summary["n_episodes"] == 4 and again.summary["pass_rate"] == 1.0

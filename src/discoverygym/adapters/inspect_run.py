@@ -78,6 +78,7 @@ def run_model(
 ) -> RunResult:
     """Run `specs` with an LLM (any Inspect model string) and write the run directory.
 
+    `model_args` go to the provider (`base_url` becomes the model's endpoint);
     `limit` keeps the first N episodes; `epochs` plays each K times (records carry
     details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
     passed to Inspect's `eval` as further keyword arguments."""
@@ -128,7 +129,11 @@ def run_model(
         sandbox, hidden_paths=(*sandbox.hidden_paths, str(out_dir.resolve())))
     if todo:
         task = suite_task(s, list(todo), sandbox=sandbox, prices=prices)
-        eval_args: dict[str, Any] = {"model": model, "model_args": model_args or {},
+        provider_args = dict(model_args or {})
+        # `--model-arg base_url=...` is the endpoint itself, not a provider argument.
+        base_url = provider_args.pop("base_url", None)
+        eval_args: dict[str, Any] = {"model": model, "model_args": provider_args,
+                                     "model_base_url": base_url,
                                      "log_dir": str(out_dir / "inspect-logs"),
                                      "display": display, "epochs": n_epochs,
                                      "fail_on_error": False}

@@ -1,0 +1,15 @@
+"""The system prompt quoted in the Inspect adapter's README is the one in use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from discoverygym.adapters.inspect import limits
+
+
+def test_readme_quotes_the_system_prompt():
+    readme = (Path(limits.__file__).parent / "README.md").read_text()
+    quoted = readme.split("```text\n", 1)[1].split("```", 1)[0]
+    # The README shows each paragraph on one line; the source wraps with backslashes.
+    assert quoted.strip() == limits.SYSTEM_PROMPT.strip()
+    assert limits.SUITE_NOTES["gravity"] in readme
