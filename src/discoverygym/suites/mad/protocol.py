@@ -48,10 +48,11 @@ class MeasurementRecord:
     sigma: float
     cost: float
     values: np.ndarray | None  # None in the visual variant (the agent got a picture)
+    run: int = 0  # measurement run within the trial (worlds that allow restarts)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": self.t, "what": self.what, "fidelity": self.fidelity,
-                               "sigma": self.sigma, "cost": self.cost}
+                               "sigma": self.sigma, "cost": self.cost, "run": self.run}
         if self.values is not None:
             out["values"] = self.values.tolist()
         return out
@@ -88,7 +89,7 @@ class MadEpisode(Episode):
         self._law_rng = np.random.default_rng([int(seed), 4])
         self._defaults = world.defaults
         self._trial = 0
-        self._restart = 0  # measurement restarts within a trial (worlds with several)
+        self._runs_started = 0  # measurement runs begun over the whole episode
         self._law_answer: dict[str, Any] | None = None
         self._trial_predictions: list[np.ndarray] = []
         self._trial_summaries: list[dict[str, Any]] = []
@@ -98,11 +99,24 @@ class MadEpisode(Episode):
     # ---- state -----------------------------------------------------------------------
     def _start_measurement_phase(self) -> None:
         self._phase = "measure"
-        self._budget = Budget("cost units", self._defaults.budget)
-        self._t_last: float | None = None
         self._measurements: list[MeasurementRecord] = []
         self._rows: list[dict[str, Any]] = []
-        self._world.start_trial(self._trial)
+        self._run = -1  # measurement run within this trial
+        self._start_run()
+
+    def _start_run(self) -> None:
+        """A measurement run: from the initial state at t = 0, with a fresh budget (the
+        budget is per run). Worlds with `measurement_trials` > 1 allow several per
+        trial, because measuring changes them (quantum collapse)."""
+        self._run += 1
+        self._budget = Budget("cost units", self._defaults.budget)
+        self._t_last: float | None = None
+        self._world.start_trial(self._runs_started)
+        self._runs_started += 1
+
+    @property
+    def _runs_left(self) -> int:
+        return self._defaults.measurement_trials - 1 - self._run
 
     @property
     def _min_item_cost(self) -> float:
@@ -111,6 +125,7 @@ class MadEpisode(Episode):
     # ---- tools -----------------------------------------------------------------------
     def _add_tools(self) -> None:
         world = self._world
+        runs = self._defaults.measurement_trials
         self._add_tool(ToolSpec(
             "measure",
             "Buy one noisy measurement. t: the time (not earlier than your previous "
@@ -129,6 +144,15 @@ class MadEpisode(Episode):
             "times after T_max) are revealed.",
             {"type": "object", "properties": {}, "additionalProperties": False},
         ), self._end_measurements)
+        if runs > 1:
+            self._add_tool(ToolSpec(
+                "restart_measurements",
+                f"Start a new measurement run from the initial state (at most {runs} runs): "
+                "time goes back to 0, whatever your measurements changed is undone, and "
+                f"the budget of {self._defaults.budget:g} is renewed (it is per run). "
+                "Earlier runs' measurements are kept.",
+                {"type": "object", "properties": {}, "additionalProperties": False},
+            ), self._restart_measurements)
         law = world.law_function()
         if law is not None:
             self._add_tool(ToolSpec(
@@ -193,11 +217,12 @@ class MadEpisode(Episode):
         self._t_last = t
         visual = self._variant == "visual"
         record = MeasurementRecord(t, observation.label, fidelity, sigma, cost,
-                                   None if visual else noisy)
+                                   None if visual else noisy, self._run)
         self._measurements.append(record)
         if not visual:
             for row in self._world.rows(t, observation, noisy):
-                self._rows.append({**row, "fidelity": fidelity, "sigma": sigma})
+                self._rows.append({**row, "fidelity": fidelity, "sigma": sigma,
+                                   "run": self._run})
         remaining = self._budget.remaining or 0.0
         text = (f"Measured {observation.label} at t = {t:g} ({fidelity} fidelity, sigma "
                 f"{sigma:g}, cost {cost:g}; {remaining:g} of {self._defaults.budget:g} left).")
@@ -213,7 +238,10 @@ class MadEpisode(Episode):
         else:
             data["values"] = noisy.tolist()
             text += f"\nValues: {json.dumps(np.round(noisy, 6).tolist())}"
-        if remaining + 1e-9 < self._min_item_cost:
+        if remaining + 1e-9 < self._min_item_cost and self._runs_left > 0:
+            text += ("\nThe budget of this run is spent: call restart_measurements for a new "
+                     f"run ({self._runs_left} left) or end_measurements.")
+        elif remaining + 1e-9 < self._min_item_cost:
             text += "\nThe budget cannot pay for another measurement, so the measurement " \
                     "phase has ended.\n" + self._enter_answer_phase()
             data["phase"] = self._phase
@@ -230,6 +258,19 @@ class MadEpisode(Episode):
         return ("Query times (predict for all of them at once, in this order): "
                 f"{json.dumps(self._world.queries(self._trial))}. Times: {times}. Answer with "
                 f"predict: {self._world.prediction_prose}.")
+
+    def _restart_measurements(self, args: dict[str, Any]) -> ToolResult:
+        if self._phase != "measure":
+            raise ToolInputError("The measurement phase has ended; no new run can start. "
+                                 "Nothing was charged.")
+        if self._runs_left <= 0:
+            raise ToolInputError(f"All {self._defaults.measurement_trials} measurement runs "
+                                 "have been used; call end_measurements. Nothing was charged.")
+        self._start_run()
+        return ToolResult(f"Measurement run {self._run + 1} of "
+                          f"{self._defaults.measurement_trials} starts from the initial state "
+                          f"at t = 0 with a budget of {self._defaults.budget:g}.",
+                          data={"run": self._run, "budget_remaining": self._budget.remaining})
 
     def _end_measurements(self, args: dict[str, Any]) -> ToolResult:
         if self._phase != "measure":
@@ -349,6 +390,12 @@ class MadEpisode(Episode):
             + " Call end_measurements when done (the phase also ends when the budget "
             "cannot pay for another measurement).",
         ]
+        if d.measurement_trials > 1:
+            lines.append(
+                f"You may measure in up to {d.measurement_trials} runs: "
+                "restart_measurements starts a new run from the initial state (time back at "
+                f"0, a fresh budget of {d.budget:g}; the budget is per run), because a "
+                "measurement may change the system. Measurements of all runs are kept.")
         if self._variant == "infer":
             question = world.parameter_question()
             assert question is not None
@@ -392,6 +439,8 @@ class MadEpisode(Episode):
             "budget": self._defaults.budget,
             "t_max": self._defaults.t_max,
             "time_of_last_measurement": self._t_last,
+            "measurement_run": self._run,
+            "measurement_runs": self._defaults.measurement_trials,
             "phase": "done" if self.done else self._phase,
             "trial": self._trial,
             "n_trials": self._n_trials,
