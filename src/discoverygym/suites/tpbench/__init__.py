@@ -13,6 +13,7 @@ from typing import Any
 from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
 from .episode import TPBenchEpisode
 from .execute import hide_directory
+from .importer import TABLE_SUFFIXES, import_table
 from .problem import Problem, builtin_problem_dir, load_problems
 from .scoring import summarize_attempts
 
@@ -47,9 +48,13 @@ def _parse_attempts(text: str) -> int:
 
 @lru_cache(maxsize=16)
 def problem_set(directory: str | None = None) -> tuple[Problem, ...]:
-    """The problems of a directory (default: the shipped set), loaded once per process.
-    An external directory is hidden from the isolated answer processes."""
+    """The problems of a directory (default: the shipped set) or of a TPBench-format
+    table file (.json/.jsonl/.csv/.parquet with an optional sidecar beside it), loaded
+    once per process. External problems are hidden from the isolated answer processes."""
     path = Path(directory).resolve() if directory else builtin_problem_dir()
+    if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
+        hide_directory(path.parent)
+        return tuple(import_table(path))
     if directory:
         hide_directory(path)
     return tuple(load_problems(path))
@@ -65,7 +70,8 @@ class TPBenchSuite(Suite):
                   lambda s: tuple(d.strip() for d in s.split(",") if d.strip())),
         RunOption("attempts", "Attempts k per problem (seeds 0..k-1; default 1).",
                   _parse_attempts, 1),
-        RunOption("problems", "A directory of problem files instead of the shipped set.",
+        RunOption("problems", "A directory of problem files (or a TPBench-format table) "
+                  "instead of the shipped set.",
                   lambda s: str(Path(s).resolve())),
     )
 

@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from .check import check_problems
-from .problem import builtin_problem_dir
+from .importer import write_problem_files
+from .problem import ProblemError, builtin_problem_dir
 
-tpbench_app = typer.Typer(help="tpbench tools: check problem files.", no_args_is_help=True,
+tpbench_app = typer.Typer(help="tpbench tools: check and import problem files.",
+                          no_args_is_help=True,
                           add_completion=False)
 console = Console()
 
@@ -46,3 +48,22 @@ def check_cmd(
         if report.get("error"):
             console.print(f"[red]error:[/red] {report['error']}")
     raise typer.Exit(0 if report["ok"] else 1)
+
+
+@tpbench_app.command("import")
+def import_cmd(
+    table: Annotated[Path, typer.Argument(help="A TPBench-format table: .json, .jsonl, .csv "
+                                                "or .parquet.")],
+    out_dir: Annotated[Path, typer.Argument(help="Directory to write the problem files to.")],
+    sidecar: Annotated[Path | None, typer.Option(
+        help="Sidecar with argument ranges and test settings (default: "
+             "<table>.sidecar.yaml beside the table).")] = None,
+) -> None:
+    """Convert a published-format table into problem files (one YAML per row)."""
+    try:
+        written = write_problem_files(table, out_dir, sidecar)
+    except ProblemError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    for path in written:
+        typer.echo(str(path))
