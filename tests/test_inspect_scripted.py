@@ -117,6 +117,7 @@ def test_malformed_calls_through_the_entry_point(tmp_path):
     assert record["answer"] == 2.0 and record["error"] is None
 
 
+@pytest.mark.filterwarnings("ignore:WEAK SANDBOX")
 def test_weak_isolation_is_recorded_loudly(tmp_path):
     result = run_model("toy", get_suite("toy").plan(n=1), model="discoverygym/expert",
                        out_dir=tmp_path / "run",

@@ -81,9 +81,11 @@ def run_model(
     `model_args` go to the provider (`base_url` becomes the model's endpoint);
     `limit` keeps the first N episodes; `epochs` plays each K times (records carry
     details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
-    passed to Inspect's `eval` as further keyword arguments."""
+    passed to Inspect's `eval` as further keyword arguments; `sandbox` replaces the
+    suite's interpreter limits (`limits.PYTHON_LIMITS`)."""
     from inspect_ai import eval as inspect_eval
 
+    from .inspect.limits import sandbox_config
     from .inspect.task import sample_id, suite_task
 
     s = get_suite(suite) if isinstance(suite, str) else suite
@@ -124,7 +126,7 @@ def run_model(
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
     # The run directory may lie outside ./runs: hide it from the sandbox too.
-    sandbox = sandbox or SandboxConfig()
+    sandbox = sandbox or sandbox_config(s.name)
     sandbox = dataclasses.replace(
         sandbox, hidden_paths=(*sandbox.hidden_paths, str(out_dir.resolve())))
     if todo:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...sandbox import SandboxConfig
+
 
 @dataclass(frozen=True)
 class AgentLimits:
@@ -39,6 +41,38 @@ TIER_LIMITS: dict[str, dict[str, AgentLimits]] = {
         "hard": AgentLimits(messages=300, tokens=900_000, time_s=1500),
     },
 }
+
+
+@dataclass(frozen=True)
+class PythonLimits:
+    """Limits of the agent's sandboxed interpreter: wall-clock seconds per execution
+    and CPU seconds per interpreter process (a restart starts a fresh allowance)."""
+
+    time_limit_s: float
+    cpu_s: int
+    memory_mb: int = 4096
+
+
+# Fits in the sandbox take longer in some suites (Stargazer's Keplerian fits and
+# nested sampling); the sandbox's own defaults (10 s, 60 CPU s) suit one-shot scripts.
+PYTHON_LIMITS: dict[str, PythonLimits] = {
+    "gravity": PythonLimits(time_limit_s=60, cpu_s=900),
+    "stargazer": PythonLimits(time_limit_s=180, cpu_s=1800),
+    "mad": PythonLimits(time_limit_s=120, cpu_s=1800),
+    "tpbench": PythonLimits(time_limit_s=60, cpu_s=900),
+    "packages": PythonLimits(time_limit_s=120, cpu_s=1800),
+}
+DEFAULT_PYTHON_LIMITS = PythonLimits(time_limit_s=60, cpu_s=900)
+
+
+def sandbox_config(suite: str, **overrides: Any) -> SandboxConfig:
+    """The agent interpreter's SandboxConfig for `suite` (PYTHON_LIMITS), with
+    `overrides` (any SandboxConfig field) applied."""
+    lim = PYTHON_LIMITS.get(suite, DEFAULT_PYTHON_LIMITS)
+    values: dict[str, Any] = {"time_limit_s": lim.time_limit_s, "cpu_s": lim.cpu_s,
+                              "memory_mb": lim.memory_mb}
+    values.update(overrides)
+    return SandboxConfig(**values)
 
 
 def suite_limits(suite: str) -> AgentLimits:

@@ -20,7 +20,14 @@ from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
 from ...sandbox import SandboxConfig
-from .limits import TIER_LIMITS, AgentLimits, episode_limits, suite_limits, system_prompt
+from .limits import (
+    TIER_LIMITS,
+    AgentLimits,
+    episode_limits,
+    sandbox_config,
+    suite_limits,
+    system_prompt,
+)
 from .prices import cost_usd
 from .session import PYTHON_TOOL, PYTHON_TOOL_DESCRIPTION, PYTHON_TOOL_PARAMETERS, EpisodeSession
 
@@ -89,7 +96,8 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = EpisodeSpec(**state.metadata["episode"])
-        session = await anyio.to_thread.run_sync(EpisodeSession, spec, sandbox)
+        config = sandbox or sandbox_config(spec.suite)
+        session = await anyio.to_thread.run_sync(EpisodeSession, spec, config)
         SESSIONS[state.uuid] = session
         if spec.suite in TIER_LIMITS:
             suite = get_suite(spec.suite)
