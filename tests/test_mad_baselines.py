@@ -55,3 +55,29 @@ def test_newtonian_error_grows_under_anisotropic_inertia(newtonian_normal):
     pooled = errors("kappa10", "newtonian") + errors("kappa20", "newtonian")
     # measured: pooled median 0.040 against 0.016 for the normal law
     assert statistics.median(pooled) > 1.5 * statistics.median(newtonian_normal)
+
+
+def test_baselines_play_every_icl_trial_and_answer_the_infer_variant():
+    suite = get_suite("mad")
+    small = {"t_max": 5.0, "n_particles": 3, "dim": 2}
+    episode = suite.episode("classical-normal", seed=1, variant="icl", trials=2, **small)
+    make_agent("mad", "newtonian").solve(episode.view())
+    record = episode.record(agent="newtonian")
+    assert record.value is not None and len(record.details["trial_errors"]) == 2
+    assert episode.usage.cost == 2 * 180  # six all-particle high-fidelity snapshots a trial
+    # Trial 1 is the plain episode of the same seed: same noise, same queries.
+    plain = suite.episode("classical-normal", seed=1, **small)
+    make_agent("mad", "newtonian").solve(plain.view())
+    assert record.details["trial_errors"][0] == plain.record().value
+    assert record.details["trial_errors"][1] != record.details["trial_errors"][0]
+
+    episode = suite.episode("classical-infer-kappa", seed=2, **small)
+    make_agent("mad", "last-seen").solve(episode.view())
+    record = episode.record(agent="last-seen")
+    kappa = episode._world.kappa
+    assert record.answer["value"] == 10.0
+    assert record.value == pytest.approx(abs(10.0 - kappa) / max(kappa, 5.0))
+
+    episode = suite.episode("classical-normal", seed=1, variant="visual", **small)
+    with pytest.raises(RuntimeError, match="visual"):
+        make_agent("mad", "ballistic").solve(episode.view())

@@ -11,6 +11,11 @@ own measurements return. None of them reads the truth.
   at least four snapshots), fit positions, velocities at T_max and masses in one
   linear least-squares problem (with G = 1 the accelerations are linear in the
   masses), then integrate Newtonian gravity with collisions forward to the query times.
+
+In the in-context-learning variant each agent plays every trial the same way. In the
+parameter-inference variant they have no model of the altered law: they end the
+measurements at once and submit the median of the candidate values (a prior-only
+reference). They need numbers, so they refuse the visual variant with a clear error.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ def measure_all(view: EpisodeView, t: float, fidelity: str) -> np.ndarray:
                                    "fidelity": fidelity})
     if result.is_error:
         raise RuntimeError(result.text)
+    if "values" not in result.data:
+        raise RuntimeError("this baseline needs numeric measurements; the visual variant "
+                           "returns pictures")
     return np.asarray(result.data["values"], dtype=float)
 
 
@@ -65,10 +73,35 @@ def reflect_into_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     return lo + np.where(phase > width, 2 * width - phase, phase)
 
 
-class LastSeen:
-    """Predict the last measured positions for every query time."""
+def submit_prior_median(view: EpisodeView) -> None:
+    """Parameter inference without a model: the median of the candidate values."""
+    candidates = view.workspace()["parameter"]["candidates"]
+    if view.workspace()["phase"] == "measure":
+        view.call("end_measurements", {})
+    view.call("submit_estimate", {"value": float(np.median(candidates))})
+
+
+class Baseline:
+    """Plays each trial with `play_trial` (one measurement phase and one prediction)."""
 
     def solve(self, view: EpisodeView) -> None:
+        if "parameter" in view.workspace():
+            submit_prior_median(view)
+            return
+        while not view.done:
+            trial = view.workspace()["trial"]
+            self.play_trial(view)
+            if not view.done and view.workspace()["trial"] == trial:
+                raise RuntimeError("the prediction was refused; see the episode's tool log")
+
+    def play_trial(self, view: EpisodeView) -> None:
+        raise NotImplementedError
+
+
+class LastSeen(Baseline):
+    """Predict the last measured positions for every query time."""
+
+    def play_trial(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         fidelity = best_fidelity(ws["budget_remaining"], facts["n_particles"], 1)
@@ -77,12 +110,12 @@ class LastSeen:
         view.call("predict", {"predictions": [positions.tolist()] * len(times)})
 
 
-class Ballistic:
+class Ballistic(Baseline):
     """Constant velocity from two close measurements, with wall reflections."""
 
     gap = 0.1
 
-    def solve(self, view: EpisodeView) -> None:
+    def play_trial(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         t_max = facts["t_max"]
@@ -157,13 +190,13 @@ def fit_newtonian(times: np.ndarray, positions: np.ndarray, sigma: float,
     return x_end, v_end, masses
 
 
-class Newtonian:
+class Newtonian(Baseline):
     """Fit Newtonian gravity to the last few time units, integrate it forward."""
 
     window = 3.0  # time units before T_max over which to measure
     min_snapshots = 4
 
-    def solve(self, view: EpisodeView) -> None:
+    def play_trial(self, view: EpisodeView) -> None:
         from ..suites.mad import classical_physics as P  # the integrator only, no truth
 
         ws = view.workspace()

@@ -391,7 +391,8 @@ class ClassicalWorld(World):
                    "S a matrix with S = 0 at t = 0 and dS/dt = -lambda S + a a^T (lambda = "
                    f"{self.inertia_decay:g}). Estimate kappa, one of "
                    f"{', '.join(f'{k:g}' for k in C.KAPPA_GRID)}."),
-            truth=self.kappa, scale_floor=5.0, pass_half_width=2.5)
+            truth=self.kappa, scale_floor=5.0, pass_half_width=2.5,
+            candidates=tuple(C.KAPPA_GRID))
 
     def info(self) -> WorldInfo:
         return WorldInfo(

@@ -448,6 +448,11 @@ class MadEpisode(Episode):
         }
         if self._phase == "predict":
             out["queries"] = self._world.queries(self._trial)
+        if self._variant == "infer":
+            question = self._world.parameter_question()
+            assert question is not None
+            out["parameter"] = {"name": question.name,
+                                "candidates": list(question.candidates)}
         if self._n_trials > 1:
             out["previous_trials"] = json.loads(json.dumps(self._trial_summaries))
             out["trial_summary"] = self.trial_summary_text()

@@ -76,13 +76,15 @@ class ParameterQuestion:
     """A parameter-inference question: the agent states `name` (a number) instead of
     predicting. `truth` stays hidden; `scale_floor` keeps the relative error finite
     when the true value is 0 (error = |estimate - truth| / max(|truth|, scale_floor));
-    `pass_half_width`: an estimate within this of the truth passes."""
+    `pass_half_width`: an estimate within this of the truth passes; `candidates`: the
+    values the truth is drawn from (public: the prose names them too)."""
 
     name: str
     prose: str
     truth: float
     scale_floor: float
     pass_half_width: float
+    candidates: tuple[float, ...] = ()
 
 
 @dataclass
