@@ -230,17 +230,16 @@ class NumericSolution:
     def _apo(self) -> tuple[np.ndarray, np.ndarray]:
         return interior_extrema(self.track.time_s, self.track.separation_m, "max")
 
+    # The extreme over every passage, not a typical passage: sparse samples catch each
+    # passage at a different phase, and the closest look is the best one (dense
+    # samples catch them all alike).
     def periastron(self) -> float:
-        times, values = self._peri
-        if len(values):
-            return float(np.median(values))
-        return float(np.min(self.track.separation_m))
+        _, values = self._peri
+        return float(np.min(np.concatenate([values, self.track.separation_m])))
 
     def apoastron(self) -> float:
-        times, values = self._apo
-        if len(values):
-            return float(np.median(values))
-        return float(np.max(self.track.separation_m))
+        _, values = self._apo
+        return float(np.max(np.concatenate([values, self.track.separation_m])))
 
     def period(self) -> float:
         for times in (self._peri[0], self._apo[0]):
