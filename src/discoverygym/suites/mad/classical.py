@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ def _read_npz(path: Path) -> dict[str, np.ndarray] | None:
 
 def _write_npz(path: Path, snapshots: dict[str, np.ndarray]) -> None:
     # Write then rename, so parallel workers never read a half-written file.
-    tmp = path.with_name(f"{path.stem}.{threading.get_ident()}.tmp.npz")
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
     np.savez(tmp, **snapshots)
     tmp.replace(path)
 
