@@ -348,3 +348,15 @@ def test_plan_and_seed_parsing():
                                   "n-particles": "4", "dim": "2"})
     assert parsed == {"world": "classical", "law": "ripple", "seeds": [0, 1, 2],
                       "n_particles": 4, "dim": 2}
+
+
+def test_float64_stays_local_to_the_classical_world():
+    import jax.numpy as jnp
+
+    ep = episode()
+    values = np.asarray(measure(ep, 1.0).data["values"])
+    assert ep._world.trajectory().x.dtype == np.float64
+    assert values.dtype == np.float64
+    # The rest of the process keeps JAX's float32 default.
+    assert jnp.zeros(1).dtype == jnp.float32
+    assert (jnp.ones(1) / 3).dtype == jnp.float32
