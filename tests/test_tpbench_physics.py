@@ -259,3 +259,128 @@ def test_ladder_by_nodal_analysis():
         current[top(0)] = 1.0
         v = np.linalg.solve(G[np.ix_(keep, keep)], current[keep])
         assert f(Rs, Rr, Rp) == pytest.approx(v[keep.index(top(0))], rel=1e-6)
+
+
+# ---- quantum mechanics ------------------------------------------------------------------
+def test_sudden_shift_survival_by_overlap_quadrature():
+    f = reference("oscillator-sudden-shift-survival")
+    for m, w1, w2, d, hbar in [(1.0, 1.0, 1.0, 1.0, 1.0), (2.0, 0.5, 4.0, -0.7, 1.5),
+                               (0.7, 3.0, 0.3, 1.2, 0.6)]:
+        a1, a2 = m * w1 / hbar, m * w2 / hbar
+        psi1 = lambda x: (a1 / math.pi) ** 0.25 * math.exp(-a1 * x * x / 2)  # noqa: E731
+        psi2 = lambda x: (a2 / math.pi) ** 0.25 * math.exp(-a2 * (x - d) ** 2 / 2)  # noqa: E731
+        overlap, _ = integrate.quad(lambda x: psi1(x) * psi2(x), -np.inf, np.inf,
+                                    epsabs=1e-13, epsrel=1e-12)
+        assert f(m, w1, w2, d, hbar) == pytest.approx(overlap**2, rel=1e-8)
+
+
+def test_inverse_square_oscillator_by_finite_differences():
+    f = reference("inverse-square-oscillator-levels")
+    for n_r, l_, m, w, beta, hbar in [(0, 0, 1.0, 1.0, 0.0, 1.0), (0, 0, 1.0, 1.0, 1.5, 1.0),
+                                     (1, 2, 2.0, 0.5, 0.7, 1.0), (2, 1, 0.5, 2.0, 3.0, 0.8)]:
+        # -hbar^2/(2m) u'' + [hbar^2 l(l+1)/(2 m r^2) + beta/r^2 + m w^2 r^2/2] u = E u
+        length = math.sqrt(hbar / (m * w))
+        N = 6000
+        r_max = 12 * length
+        h = r_max / (N + 1)
+        r = h * np.arange(1, N + 1)
+        V = hbar**2 * l_ * (l_ + 1) / (2 * m * r**2) + beta / r**2 + 0.5 * m * w**2 * r**2
+        kin = hbar**2 / (2 * m * h**2)
+        levels = linalg.eigh_tridiagonal(V + 2 * kin, -kin * np.ones(N - 1),
+                                         select="i", select_range=(0, 3), eigvals_only=True)
+        assert f(n_r, l_, m, w, beta, hbar) == pytest.approx(levels[n_r], rel=2e-5)
+
+
+def test_double_delta_by_matching_conditions():
+    f = reference("double-delta-transmission")
+    for E, m, alpha, a, hbar in [(1.0, 0.5, 1.0, 1.0, 1.0), (0.5, 1.0, -1.0, 2.0, 1.0),
+                                 (2.3, 1.7, 0.4, 0.35, 0.8), (0.05, 1.0, 1.5, 3.0, 1.2)]:
+        k = math.sqrt(2 * m * E) / hbar
+        c = 2 * m * alpha / hbar**2  # psi'(x0+) - psi'(x0-) = c psi(x0)
+        # unknowns r, B, C (middle: B e^{ikx} + C e^{-ikx}), t; incident e^{ikx}
+        e = lambda x, s: np.exp(1j * s * k * x)  # noqa: E731
+        A = np.zeros((4, 4), complex)
+        rhs = np.zeros(4, complex)
+        # x = 0: continuity 1 + r = B + C; jump ik(B - C) - ik(1 - r) = c (1 + r)
+        A[0] = [1, -1, -1, 0]
+        rhs[0] = -1
+        A[1] = [1j * k - c, 1j * k, -1j * k, 0]
+        rhs[1] = 1j * k + c
+        # x = a: continuity B e + C e* = t e; jump ik t e - ik(B e - C e*) = c t e
+        A[2] = [0, e(a, 1), e(a, -1), -e(a, 1)]
+        A[3] = [0, -1j * k * e(a, 1), 1j * k * e(a, -1), (1j * k - c) * e(a, 1)]
+        r_, B, C, t = np.linalg.solve(A, rhs)
+        assert abs(r_) ** 2 + abs(t) ** 2 == pytest.approx(1.0, rel=1e-10)
+        assert f(E, m, alpha, a, hbar) == pytest.approx(abs(t) ** 2, rel=1e-9)
+
+
+# ---- statistical mechanics ----------------------------------------------------------------
+def test_two_level_heat_capacity_by_energy_fluctuations():
+    f = reference("degenerate-two-level-heat-capacity")
+    for eps, g0, g1, T, kB in [(1.0, 1, 3, 0.5, 1.0), (2.0, 4, 1, 3.0, 1.0),
+                               (0.7, 2, 5, 0.2, 1.3)]:
+        energies = np.array([0.0] * g0 + [eps] * g1)  # the microstates themselves
+        w = np.exp(-energies / (kB * T))
+        p = w / w.sum()
+        var = float(p @ energies**2 - (p @ energies) ** 2)
+        assert f(eps, g0, g1, T, kB) == pytest.approx(var / (kB * T**2), rel=1e-10)
+        # and C = d<E>/dT by a finite difference
+        mean = lambda TT: float(np.exp(-energies / (kB * TT)) @ energies  # noqa: E731
+                                / np.exp(-energies / (kB * TT)).sum())
+        dT = 1e-5 * T
+        assert f(eps, g0, g1, T, kB) == pytest.approx((mean(T + dT) - mean(T - dT)) / (2 * dT),
+                                                      rel=1e-6)
+
+
+def test_rotating_gas_by_disk_quadrature():
+    f = reference("rotating-gas-inner-fraction")
+    for m, w, T, R, r0, kB in [(1.0, 1.0, 1.0, 1.0, 0.5, 1.0), (2.0, 3.0, 0.2, 2.0, 1.9, 1.0),
+                               (0.5, 0.3, 2.0, 2.5, 1.0, 1.5)]:
+        # Boltzmann weight of H' = p^2/2m - m w^2 r^2 / 2 over the disk, in Cartesian form
+        weight = lambda y, x: math.exp(m * w**2 * (x * x + y * y) / (2 * kB * T))  # noqa: E731
+        def disk(rad):
+            val, _ = integrate.dblquad(weight, -rad, rad, lambda x: -math.sqrt(max(rad**2 - x**2, 0)),
+                                       lambda x: math.sqrt(max(rad**2 - x**2, 0)), epsrel=1e-10)
+            return val
+        assert f(m, w, T, R, r0, kB) == pytest.approx(disk(r0) / disk(R), rel=1e-6)
+
+
+def test_fermi_gas_2d_by_density_integral():
+    f = reference("fermi-gas-2d-chemical-potential")
+    for n, m, T, g, hbar in [(1.0, 1.0, 1.0, 2, 1.0), (0.1, 1.0, 20.0, 1, 1.0),
+                             (0.5, 2.0, 0.1, 4, 0.7), (2.0, 0.7, 0.5, 2, 1.2)]:
+        dos = g * m / (2 * math.pi * hbar**2)
+
+        def density(mu):
+            upper = max(mu, 0.0) + 60 * T
+            val, _ = integrate.quad(lambda E: 1.0 / (math.exp(min((E - mu) / T, 700)) + 1), 0,
+                                    upper, points=[mu] if 0 < mu < upper else None,
+                                    epsabs=1e-14, epsrel=1e-12, limit=200)
+            return dos * val
+
+        e_f = n / dos
+        mu = optimize.brentq(lambda x: density(x) - n, -60 * T - 10 * e_f, 2 * e_f + 10 * T,
+                             xtol=1e-13, rtol=1e-13)
+        assert f(n, m, T, g, hbar) == pytest.approx(mu, rel=1e-7, abs=1e-10)
+
+
+def test_ising_bond_correlation_by_transfer_matrix_numerics_and_enumeration():
+    f = reference("ising-chain-bond-correlation")
+
+    def log_lambda(K, b):
+        tm = np.array([[math.exp(K + b), math.exp(-K)], [math.exp(-K), math.exp(K - b)]])
+        return math.log(max(np.linalg.eigvalsh(tm)))
+
+    for J, h, T in [(1.0, 0.0, 1.0), (-1.0, 3.0, 0.5), (0.7, -0.4, 1.3), (-1.5, 0.8, 2.0)]:
+        K, b = J / T, h / T
+        dK = 1e-6
+        numeric = (log_lambda(K + dK, b) - log_lambda(K - dK, b)) / (2 * dK)
+        assert f(J, h, T) == pytest.approx(numeric, rel=1e-7, abs=1e-9)
+    # a ring of 18 spins by brute force, where finite-size effects are negligible
+    N = 18
+    states = 1 - 2 * ((np.arange(2**N)[:, None] >> np.arange(N)) & 1)
+    bonds = states * np.roll(states, -1, axis=1)
+    for J, h, T in [(0.5, 0.3, 1.0), (-0.4, 1.0, 1.0)]:
+        energy = -J * bonds.sum(1) - h * states.sum(1)
+        w = np.exp(-(energy - energy.min()) / T)
+        assert f(J, h, T) == pytest.approx(float(w @ bonds[:, 0] / w.sum()), rel=1e-6)
