@@ -38,9 +38,9 @@ WORLDS: dict[str, str] = {
 @dataclass(frozen=True)
 class WorldDefaults:
     """Protocol numbers a world sets: the last measurement time, the budget (cost
-    units per trial), the number of prediction queries, and how many times the
-    measurement phase may restart from the initial state (quantum: collapse makes
-    restarts necessary; 1 means no restart)."""
+    units per measurement run), the number of prediction queries, and how many
+    measurement runs from the initial state one trial may use (`restart_measurements`;
+    quantum: collapse makes restarts necessary; 1 means no restart)."""
 
     t_max: float
     budget: float
@@ -159,8 +159,10 @@ class World(ABC):
         return "a PNG picture of the observed values"
 
     def start_trial(self, index: int) -> None:
-        """Reset whatever a measurement changed (quantum collapse) before trial `index`
-        (0-based) starts from the initial state. Deterministic worlds do nothing."""
+        """Reset whatever a measurement changed (quantum collapse): called before every
+        measurement run starts from the initial state (the first run of the episode,
+        each `restart_measurements`, each icl trial); `index` counts these runs over the
+        episode from 0. Deterministic worlds do nothing."""
         return None
 
     # ---- prediction --------------------------------------------------------------------
