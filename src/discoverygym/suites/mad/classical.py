@@ -198,6 +198,8 @@ class ClassicalWorld(World):
         "description": "positions of all particles at one query time: one [x, y(, z)] per particle",
     }
     metric = "nrmse"
+    metric_prose = ("the root-mean-square position error over all query times and particles, "
+                    "divided by the box diagonal 20 sqrt(D)")
     supports_images = True
     parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {
         "kappa": tuple(f"kappa={k:g}" for k in C.KAPPA_GRID)}

@@ -405,7 +405,9 @@ class MadEpisode(Episode):
             lines.append(
                 f"Answer phase: after end_measurements you receive {d.n_queries} query times, "
                 f"all after T_max. Call predict(predictions) once with {world.prediction_prose}. "
-                f"Scored by {world.metric} (lower is better).")
+                f"Scored by {world.metric}"
+                + (f", {world.metric_prose}" if world.metric_prose else "")
+                + " (lower is better).")
         if world.law_function() is not None:
             lines.append("Optionally, before your final answer, call describe_law(text, "
                          "python_source) once to state the law you found (recorded, not part "

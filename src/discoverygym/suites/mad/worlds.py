@@ -112,6 +112,7 @@ class World(ABC):
     prediction_prose: ClassVar[str] = ""
     # Name of the error metric written to records (e.g. "nrmse").
     metric: ClassVar[str] = "error"
+    metric_prose: ClassVar[str] = ""  # how the metric is computed, for the prompt
     # Parameter-inference tasks: parameter name -> the laws such a task draws one of
     # (by seed), e.g. {"kappa": ("kappa=0", "kappa=5", ...)}. Task id: <world>-infer-<name>.
     parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {}
