@@ -1,17 +1,13 @@
-"""Run an agent's law function on given inputs, out of process.
+"""Run an agent's law function on given inputs, in the project sandbox.
 
-This is the one place agent-written code is executed for the `describe_law` tool. For
-now it is a separate Python process in isolated mode (-I: no user site, no PYTHON*
-variables), with an empty environment, a temporary working directory and a wall-clock
-limit. A proper sandbox (namespaces, no network, resource limits) replaces the body of
-`run_law_function` later; its signature stays."""
+This is the one place agent-written code is executed for the `describe_law` tool: a
+fresh process from `discoverygym.sandbox.run_isolated` (bubblewrap or unshare where the
+host allows: no network, no package source or caches; resource limits and a
+wall-clock limit always; the sandbox warns when only rlimits are available)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -42,21 +38,22 @@ class LawFunctionError(Exception):
 
 def run_law_function(source: str, name: str, inputs: list[dict[str, Any]],
                      timeout_s: float = 20.0) -> np.ndarray:
-    """Define `name` from `source` in a fresh process, call it with each keyword dict in
-    `inputs`, and return the outputs as a float array (one row per input)."""
+    """Define `name` from `source` in a fresh sandboxed process, call it with each
+    keyword dict in `inputs`, and return the outputs as a float array (one row per
+    input)."""
+    from ...sandbox import SandboxConfig, run_isolated
+
     request = json.dumps({"source": source, "name": name, "inputs": inputs})
-    with tempfile.TemporaryDirectory(prefix="dg-law-") as workdir:
-        try:
-            proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER], input=request,
-                                  capture_output=True, text=True, timeout=timeout_s,
-                                  cwd=workdir, env={"PATH": "/usr/bin:/bin"})
-        except subprocess.TimeoutExpired:
-            raise LawFunctionError(f"the function did not finish on {len(inputs)} inputs "
-                                   f"within {timeout_s:g} s") from None
-    lines = proc.stdout.strip().splitlines()
+    config = SandboxConfig(time_limit_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=2048,
+                           preload={})
+    result = run_isolated(_RUNNER, stdin=request.encode(), config=config)
+    if result.timed_out:
+        raise LawFunctionError(f"the function did not finish on {len(inputs)} inputs "
+                               f"within {timeout_s:g} s")
+    lines = result.stdout.decode(errors="replace").strip().splitlines()
     if not lines:
-        raise LawFunctionError("the function's process ended without a result "
-                               f"(exit code {proc.returncode})")
+        reason = result.killed_reason or f"exit code {result.returncode}"
+        raise LawFunctionError(f"the function's process ended without a result ({reason})")
     try:
         reply = json.loads(lines[-1])
     except json.JSONDecodeError:
