@@ -132,3 +132,18 @@ def test_run_isolated_timeout_and_truncation():
     assert result.timed_out and result.killed_reason == "timeout" and result.returncode is None
     loud = run_isolated("print('z' * 10**6)", config=SandboxConfig(output_limit_chars=500))
     assert loud.returncode == 0 and len(loud.stdout) < 600 and b"truncated" in loud.stdout
+
+
+def test_interpreter_outlives_the_thread_that_started_it():
+    """Front-ends start interpreters in worker threads that may exit (anyio's pool);
+    bubblewrap's --die-with-parent must not kill the sandbox with that thread."""
+    import threading
+
+    box = {}
+    starter = threading.Thread(target=lambda: box.setdefault("py", Interpreter({"x": 1})))
+    starter.start()
+    starter.join()
+    with box["py"] as interp:
+        result = interp.execute("x + 1")
+        assert result.value == "2" and not result.restarted, result.notice
+        assert interp.restarts == 0

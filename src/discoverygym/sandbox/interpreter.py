@@ -21,6 +21,7 @@ from .isolation import (
     python_executable,
     resolve_level,
     sandbox_command,
+    spawn,
     terminate,
     weak_warning,
 )
@@ -83,9 +84,9 @@ class Interpreter:
         cmd, _, env = sandbox_command(self.isolation, config, self._layout, argv)
         log = open(self._layout.log, "wb")
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                          env=env, cwd=self._layout.root,
-                                          pass_fds=(cmd_r, reply_w), start_new_session=True)
+            self._proc = spawn(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                               env=env, cwd=self._layout.root,
+                               pass_fds=(cmd_r, reply_w), start_new_session=True)
         finally:
             log.close()
             os.close(cmd_r)

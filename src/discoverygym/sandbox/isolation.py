@@ -18,6 +18,7 @@ root-only files are unreadable, and the whole sandbox can be killed by uid."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import json
 import os
@@ -32,6 +33,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .config import SandboxConfig
 
@@ -247,6 +249,21 @@ def _launcher_argv(config: SandboxConfig, layout: Layout, cwd: str,
     spec = {"uid": layout.uid, "gid": layout.gid, "limits": rlimits(config), "cwd": cwd,
             "argv": argv}
     return [python_executable(config), "-I", "-c", _LAUNCH_SOURCE, json.dumps(spec)]
+
+
+# bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that
+# started the sandbox ends, not the process. Callers may create interpreters in
+# short-lived worker threads (Inspect runs tools via anyio's thread pool, whose idle
+# threads exit), so every sandbox is started from one thread that lives as long as
+# the process.
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                 thread_name_prefix="sandbox-spawner")
+
+
+def spawn(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen:
+    """`subprocess.Popen(cmd, **popen_kwargs)`, started from the long-lived spawner
+    thread (see above)."""
+    return _SPAWNER.submit(subprocess.Popen, cmd, **popen_kwargs).result()
 
 
 def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ reports token usage (so Inspect never needs a tokenizer, which would be download
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from inspect_ai.model import (
@@ -70,7 +71,9 @@ class ScriptedPolicyAPI(ModelAPI):
         self.args = dict(model_args)
 
     def max_connections(self) -> int:
-        return 64
+        # Answering is instant; the episodes' sandboxes and simulations are what run
+        # concurrently, so keep about as many as there are cores.
+        return max(2, os.cpu_count() or 2)
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
                        tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:
