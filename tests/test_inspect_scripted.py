@@ -171,3 +171,14 @@ def test_cheater_attempts_all_fail(tmp_path, monkeypatch):
     # The episode still ended normally (a wrong guess), and the host is unharmed.
     assert record["answer"] == 0.0 and not record["passed"]
     assert os.environ["OPENAI_API_KEY"] == FAKE_KEY and secret.exists()
+
+
+def test_a_model_that_stops_working_ends_the_episode(tmp_path):
+    """The expert policy has nothing to say about tpbench: after a few replies
+    without a tool call the episode ends, recorded as failed with the reason."""
+    specs = get_suite("tpbench").plan()[:1]
+    result = run_model("tpbench", specs, model="discoverygym/expert", out_dir=tmp_path / "run")
+    [record] = result.records
+    assert not record["passed"] and record["answer"] is None
+    assert "without calling a tool" in record["error"]
+    assert record["details"]["tool_log"] == []

@@ -63,6 +63,7 @@ class EpisodeSession:
         self.interpreter = Interpreter(self.episode.workspace(), sandbox or SandboxConfig())
         self.log: list[dict[str, Any]] = []
         self.n_python = 0
+        self.stopped_reason: str | None = None
         self._lock = threading.Lock()
 
     @property

@@ -35,6 +35,10 @@ AGENT_NAME = "inspect-react"
 CONTINUE_PROMPT = ("You have not submitted an answer yet. Continue working with the tools, "
                    "and call `submit` with your final answer when you are ready.")
 
+# Replies without a tool call, each answered with CONTINUE_PROMPT, before the episode
+# is ended as failed (saves tokens when a model has given up).
+MAX_IDLE_TURNS = 3
+
 # Live sessions by sample uuid: the solver opens one, the scorer closes it out.
 SESSIONS: dict[str, EpisodeSession] = {}
 
@@ -109,12 +113,21 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
         tools = [environment_tool(session, s) for s in session.episode.tool_specs()]
         tools.append(python_tool(session))
 
+        idle_turns = 0
+
         async def on_continue(agent_state: AgentState) -> bool | str:
+            nonlocal idle_turns
             if session.done:
                 return False
-            if not agent_state.output.message.tool_calls:
-                return CONTINUE_PROMPT
-            return True
+            if agent_state.output.message.tool_calls:
+                idle_turns = 0
+                return True
+            idle_turns += 1
+            if idle_turns > MAX_IDLE_TURNS:  # the model has stopped working
+                session.stopped_reason = (f"the model answered {idle_turns} times in a row "
+                                          "without calling a tool")
+                return False
+            return CONTINUE_PROMPT
 
         agent = react(
             prompt=AgentPrompt(instructions=system_prompt(spec.suite), handoff_prompt=None,
@@ -169,8 +182,8 @@ def episode_record(agent_name: str = AGENT_NAME,
         error = None
         if not session.episode.answered:
             error = "no answer submitted"
-            reason = _limit_reason()
-            error += f" ({reason})" if reason else " (the agent stopped)"
+            reason = _limit_reason() or session.stopped_reason or "the agent stopped"
+            error += f" ({reason})"
         record = session.episode.record(agent=agent_name, model=model, error=error)
         usage = sample_model_usage()
         record.usage.input_tokens = sum(u.input_tokens for u in usage.values())
