@@ -247,6 +247,9 @@ class StargazerEpisode(Episode):
             "n_found": int(planets.shape[0]), "n_true": int(self._task.truth.shape[0]),
             "n_submissions": len(self._submissions),
             "best_submission": None if self._best is None else self._best + 1,
+            # the best submission as scored (P, K, e, omega, l at t_ref; jitter in
+            # instrument order), for reports
+            "best_planets": planets.tolist(), "best_jitter_ms": jitter.tolist(),
         }
         return Score(passed=chosen.passed, score=float(chosen.passed), metric="match",
                      value=chosen.match, threshold=0.8, truth=self._truth_for_record(),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
 from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
 from .episode import StargazerEpisode
 from .evaluator import CRITERIA, MODES
+from .importer import ImportRefused, load_published, published_files
+from .real import REAL_IDS, real_task
 from .task import RVTask
 
 TIERS = ("easy", "medium", "hard", "real")
@@ -58,18 +61,29 @@ class StargazerSuite(Suite):
         return out
 
     def _real_infos(self) -> list[TaskInfo]:
-        return []
+        return [TaskInfo(i, "real RV system (anonymised)", {"tier": "real"}) for i in REAL_IDS]
 
     def load_task(self, task_id: str, **options: Any) -> RVTask:
         """The task behind an id (bank, real, or a published file under `tasks_from`)."""
+        tasks_from = options.get("tasks_from")
+        if tasks_from:
+            files = published_files(tasks_from)
+            if task_id in files:
+                try:
+                    return load_published(files[task_id])
+                except ImportRefused as exc:
+                    raise ValueError(str(exc)) from None
         if is_bank_id(task_id):
             try:
                 return bank_task(task_id)
             except ValueError as exc:
                 raise UnknownName(str(exc)) from None
+        if task_id in REAL_IDS:
+            return real_task(task_id)
         raise UnknownName(
             f"Unknown stargazer task {task_id!r}. Ids: easy-000..easy-{BANK_SIZES['easy'] - 1:03d}, "
-            f"medium-000.., hard-000.., bank<N>-<tier>-<k>.")
+            f"medium-000.., hard-000.., bank<N>-<tier>-<k>, real-001..real-{len(REAL_IDS):03d}, "
+            "or the file stems of a --tasks-from directory.")
 
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> StargazerEpisode:
         mode = options.get("mode", "v2")
@@ -99,10 +113,25 @@ class StargazerSuite(Suite):
     def _plan_ids(self, tier: str | None, bank_seed: int | None, tasks_from: str | None,
                   options: dict[str, Any]) -> list[str]:
         ids: list[str] = []
+        if tasks_from:
+            # a directory of published files replaces the banks; the tier filter uses each
+            # file's truth_difficulty
+            directory = str(Path(tasks_from).resolve())
+            options["tasks_from"] = directory
+            for task_id, path in published_files(directory).items():
+                try:
+                    task = load_published(path)
+                except ImportRefused as exc:
+                    raise ValueError(str(exc)) from None
+                if tier is None or task.tier == tier:
+                    ids.append(task_id)
+            return ids
         bank = DEFAULT_BANK_SEED if bank_seed is None else int(bank_seed)
         if tier in (None, "easy", "medium", "hard"):
             ids += [i for i in bank_task_ids(bank)
                     if tier is None or i.removeprefix(f"bank{bank}-").startswith(tier)]
+        if tier == "real" or (tier is None and bank_seed is None):
+            ids += list(REAL_IDS)
         return ids
 
     def _known(self, task_id: str, options: dict[str, Any]) -> bool:
@@ -111,6 +140,14 @@ class StargazerSuite(Suite):
         except UnknownName:
             raise
         return True
+
+    # ---- reports -----------------------------------------------------------------------
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Per episode (the first 12): data per instrument with the best submitted and the
+        true RV curves, and the residuals."""
+        from .plots import report_sections
+
+        return report_sections(records, self.load_task)
 
     # ---- summaries ---------------------------------------------------------------------
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
