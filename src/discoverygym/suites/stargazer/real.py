@@ -371,7 +371,9 @@ def real_task(task_id: str) -> RVTask:
 if __name__ == "__main__":  # pragma: no cover - maintainers' build step
     import sys
 
-    src_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("../shared/data/rv")
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m discoverygym.suites.stargazer.real RV_DATA_DIR")
+    src_dir = Path(sys.argv[1])
     here = Path(__file__).resolve().parent / "data"
     for row in build(src_dir, here):
         print(row["task_id"], row["system"], row["truth_used"], round(row["rms_ms"], 2),
