@@ -50,7 +50,7 @@ TOY = {
         {"name": "w", "type": "float", "range": [0.0, 3.0]},
     ],
     "tests": {"seed": 3, "samples": 6, "cases": [{"m": 1.0, "b": 0.5, "k": 1.0, "w": 1.0}]},
-    "limits": {"time_s": 5},
+    "limits": {"time_s": 3},
 }
 REF_CODE = TOY["reference"]
 
