@@ -217,3 +217,19 @@ def test_check_cli_reports_broken_files(tmp_path):
     # a changed reference is still self-consistent: check cannot see that it is wrong,
     # which is why every reference also has an independent physics test
     assert entries["broken-reference.yaml"]["reference_verdict"] == "correct"
+
+
+def test_report_shows_pass_rates_by_level_and_domain(tmp_path):
+    from discoverygym.report.html import build_report
+
+    suite = get_suite("tpbench")
+    chosen = {}
+    for p in PROBLEMS:
+        chosen.setdefault(p.level, p.id)
+    specs = [s for s in suite.plan() if s.task_id in set(chosen.values())]
+    run_episodes(specs, out_dir=tmp_path, agent="wrong-sign", executor="serial",
+                 show_progress=False)
+    text = build_report(tmp_path)
+    assert "tpbench: pass rate by level" in text and "tpbench: pass rate by domain" in text
+    assert text.count('src="data:image/png;base64,') >= 2 and "<img" in text
+    assert "0/1" in text and "GPA" in text

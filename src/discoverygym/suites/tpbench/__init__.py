@@ -117,7 +117,15 @@ class TPBenchSuite(Suite):
                 for p in chosen for seed in range(int(attempts or 1))]
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """avg@k, best@k and the level-weighted GPA overall, per level, per domain and per
+        problem (see scoring.py for the grade rule at any k)."""
         return summarize_attempts(records)
+
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Pass rates by level and by domain (bar charts with counts), verdicts, grades."""
+        from .report import report_sections
+
+        return report_sections(records)
 
 
 __all__ = ["TPBenchSuite", "parse_levels", "problem_set"]
