@@ -1,19 +1,33 @@
 """Scripted baseline agents for the stargazer suite (radial-velocity planet discovery).
 
-- `classical`: generalised Lomb-Scargle periodograms of the residuals, multi-start
-  Keplerian least squares, planets added greedily while the BIC drops, alias checks;
-  then submissions in order of the BIC ranking, using the per-criterion feedback.
-- `nested`: the same candidate periods, then Bayesian model comparison over the planet
-  count by nested sampling (dynesty), and the chosen model's maximum-likelihood fit.
+- `classical`: generalised Lomb-Scargle periodograms of the residuals, a linear Keplerian
+  scan and Keplerian least squares, planets added greedily while the BIC drops, alias
+  and harmonic checks; then submissions in order of the BIC ranking, using the
+  per-criterion feedback (stargazer_fit).
+- `nested`: the same greedy search proposes the periods; the planet count is chosen by
+  Bayesian model comparison with nested sampling (dynesty), and the chosen model's
+  maximum-likelihood fit is submitted first (stargazer_nested).
 
-Both use only the episode view: the workspace data and the `submit` / `end` tools."""
+Both use only the episode view: the workspace data and the `submit` / `end` tools. The
+only randomness (the nested sampler's) comes from a generator seeded from the data."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from .stargazer_fit import Fit, RVData, SearchSettings, greedy_search, select_by_bic
+import numpy as np
+
+from .stargazer_fit import (
+    Fit,
+    RVData,
+    SearchSettings,
+    alternative_fits,
+    greedy_search,
+    select_by_bic,
+)
+from .stargazer_nested import LN_Z_GAIN, evidence, select_count
 
 AGENTS = {
     "classical": "discoverygym.agents.stargazer:ClassicalAgent",
@@ -35,37 +49,59 @@ def search_settings(workspace: dict[str, Any], data: RVData) -> SearchSettings:
                           daily_aliases=real)
 
 
-def submission_order(fits: Sequence[Fit], n_points: int, delta_bic: float) -> list[int]:
-    """Planet counts to submit, in order: the BIC-selected count first, then the other
-    counts (at least one planet) by ascending BIC."""
-    chosen = max(select_by_bic(fits, n_points, delta_bic), 1)
+def bic_order(fits: Sequence[Fit], n_points: int, chosen: int) -> list[int]:
+    """Planet counts to submit, in order: the chosen count first (at least one planet),
+    then the other counts by ascending BIC."""
+    chosen = max(chosen, 1)
     rest = sorted((k for k in range(1, len(fits)) if k != chosen),
                   key=lambda k: fits[k].bic(n_points))
     return [chosen, *rest]
 
 
-def submit_in_order(view: Any, data: RVData, fits: Sequence[Fit], order: Sequence[int]) -> None:
-    """Submit fits in the given order of planet counts until one passes or the
-    submissions run out. When the count criterion passes but another fails, the count is
-    right: later submissions keep that count. Ends the episode when nothing is left."""
-    tried: set[int] = set()
-    queue = list(order)
-    while queue and not view.done:
-        k = queue.pop(0)
-        if k in tried or k >= len(fits):
-            continue
-        tried.add(k)
-        result = view.call("submit", fits[k].submission(data))
+class Submitter:
+    """Submits fits in order of planet count and uses the feedback: when a submission
+    gets the count right but fails another criterion, the count is kept and the other
+    models with that count (aliases, harmonics, runner-ups) are tried, most likely first;
+    when the count is wrong, the next count in the ranking is tried. Ends the episode
+    when nothing is left to try. `log` keeps (arguments, criteria) per submission."""
+
+    def __init__(self, view: Any, data: RVData, settings: SearchSettings) -> None:
+        self.view, self.data, self.settings = view, data, settings
+        self.log: list[tuple[dict[str, Any], dict[str, bool]]] = []
+
+    def submit(self, fit: Fit) -> dict[str, Any] | None:
+        args = fit.submission(self.data)
+        result = self.view.call("submit", args)
         if result.is_error:
-            continue
+            return None
         info = result.data or {}
-        if info.get("passed") or not info.get("submissions_left", 1):
-            break
-        criteria = info.get("criteria", {})
-        if criteria.get("count"):
-            break  # right count, no better alternative with this count to offer
-    if not view.done:
-        view.call("end", {})
+        self.log.append((args, dict(info.get("criteria", {}))))
+        return info
+
+    def run(self, fits: Sequence[Fit], order: Sequence[int]) -> None:
+        for k in order:
+            if self.view.done or k < 1 or k >= len(fits):
+                continue
+            info = self.submit(fits[k])
+            if info is None:
+                continue
+            if info.get("passed") or self.view.done:
+                break
+            criteria = info.get("criteria", {})
+            if criteria.get("count"):
+                if not criteria.get("match"):
+                    self.try_alternatives(fits[k])
+                break
+        if not self.view.done:
+            self.view.call("end", {})
+
+    def try_alternatives(self, fit: Fit) -> None:
+        for alt in alternative_fits(self.data, fit, self.settings):
+            if self.view.done:
+                return
+            info = self.submit(alt)
+            if info is not None and info.get("passed"):
+                return
 
 
 class ClassicalAgent:
@@ -78,13 +114,57 @@ class ClassicalAgent:
         data = RVData.from_workspace(workspace)
         settings = search_settings(workspace, data)
         settings.delta_bic = self.delta_bic
+        settings.extra_planets = 0  # one model beyond the BIC choice, as a fallback
         fits = greedy_search(data, settings)
+        self.submitter = Submitter(view, data, settings)
         if len(fits) < 2:
             view.call("end", {})
             return
-        order = submission_order(fits, data.n, self.delta_bic)
-        submit_in_order(view, data, fits, order)
+        chosen = select_by_bic(fits, data.n, self.delta_bic)
+        self.submitter.run(fits, bic_order(fits, data.n, chosen))
 
 
-class NestedSamplingAgent(ClassicalAgent):
-    """Placeholder until the nested sampler lands (same as classical)."""
+def data_seed(data: RVData) -> int:
+    """A seed derived from the data themselves (same data, same seed)."""
+    digest = hashlib.sha256(np.ascontiguousarray(data.rv_ms).tobytes()
+                            + np.ascontiguousarray(data.t_days).tobytes()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+class NestedSamplingAgent:
+    """Planet count by nested-sampling evidence (dynesty), periods proposed by the
+    greedy periodogram search; submits the chosen model's best fit, then falls back on
+    the other counts by evidence."""
+
+    max_planets = 4      # largest model whose evidence is computed
+    nlive = 60
+    maxcall = 8_000      # likelihood calls per model
+
+    def solve(self, view: Any) -> None:
+        workspace = view.workspace()
+        data = RVData.from_workspace(workspace)
+        settings = search_settings(workspace, data)
+        settings.delta_bic = ClassicalAgent.delta_bic  # the search only proposes periods
+        settings.max_planets = min(settings.max_planets, self.max_planets)
+        settings.extra_planets = 0
+        greedy = greedy_search(data, settings)
+        rng = np.random.default_rng(data_seed(data))
+        self.evidences = []
+        for k, fit in enumerate(greedy):
+            ev = evidence(data, fit.planets, settings.period_range, rng, nlive=self.nlive,
+                          maxcall=self.maxcall)
+            if k and greedy[k].log_likelihood > ev.fit.log_likelihood:
+                ev.fit = greedy[k]  # keep the better of the two maximum-likelihood fits
+            ev.fit.tags.setdefault("alternatives", greedy[k].tags.get("alternatives", []))
+            self.evidences.append(ev)
+            if k and ev.ln_z - self.evidences[k - 1].ln_z <= LN_Z_GAIN:
+                break  # the count is settled: larger models are not needed
+        fits = [ev.fit for ev in self.evidences]
+        self.submitter = Submitter(view, data, settings)
+        if len(fits) < 2:
+            view.call("end", {})
+            return
+        chosen = max(select_count(self.evidences), 1)
+        rest = sorted((k for k in range(1, len(fits)) if k != chosen),
+                      key=lambda k: -self.evidences[k].ln_z)
+        self.submitter.run(fits, [chosen, *rest])

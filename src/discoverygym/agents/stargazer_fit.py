@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,13 @@ from discoverygym.suites.stargazer.kepler import TWO_PI, rv_keplerian, solve_kep
 
 SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
 YEAR_DAYS = 365.25
-E_MAX = 0.95  # the fitter never goes beyond this eccentricity
+E_MAX = 0.9  # the fitter never goes beyond this eccentricity (the generator's cap)
+# Weak eccentricity prior in the least squares: -2 ln of the (1 - e)^(b - 1) factor of the
+# Beta(0.867, 3.03) distribution of exoplanet eccentricities (Kipping 2013, also the
+# generator's), to first order in e: E_PENALTY * e, i.e. E_PENALTY * (h^2 + k^2) in the
+# fitter's sqrt(e) cos/sin omega parameters. It counters the upward bias of the maximum-
+# likelihood e at low signal-to-noise; the reported likelihoods never include it.
+E_PENALTY = 2.0 * (3.03 - 1.0)
 # Bounds on sqrt(e) cos(omega), sqrt(e) sin(omega); e itself is capped at E_MAX in the model.
 _H_BOUND = math.sqrt(E_MAX)
 _LN_K_BOUNDS = (math.log(1e-3), math.log(1e4))
@@ -275,9 +281,11 @@ def _clip_into(x: NDArray, lo: NDArray, hi: NDArray) -> NDArray:
 
 def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDArray[np.float64],
                           period_range: tuple[float, float], fixed: Sequence[Planet] = (),
-                          max_nfev: int = 400) -> tuple[list[Planet], float]:
+                          max_nfev: int = 400,
+                          e_penalty: float = E_PENALTY) -> tuple[list[Planet], float]:
     """Weighted least squares of the `start` planets (all five parameters each) with the
-    `fixed` planets held and the offsets profiled. Returns the planets and chi-square."""
+    `fixed` planets held and the offsets profiled, plus the eccentricity penalty
+    `e_penalty * e` per planet. Returns the planets and the penalised chi-square."""
     var = point_variance(data, jitter_ms)
     inv_sigma = 1.0 / np.sqrt(var)
     base = data.rv_ms - model_rv(data, fixed)
@@ -296,33 +304,45 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
             cache[key] = keplerian_sum(data, x, jacobian=True)  # type: ignore[assignment]
         return cache[key]
 
+    n_start = len(start)
+    root_pen = math.sqrt(max(e_penalty, 0.0))
+    pen_cols = np.array([5 * i + j for i in range(n_start) for j in (2, 3)])
+    pen_jac = np.zeros((2 * n_start, 5 * n_start))
+    pen_jac[np.arange(2 * n_start), pen_cols] = root_pen
+
     def resid(x: NDArray) -> NDArray:
         r = base - model(x)[0]
-        return (r - project @ r) * inv_sigma
+        return np.concatenate([(r - project @ r) * inv_sigma, root_pen * x[pen_cols]])
 
     def jac(x: NDArray) -> NDArray:
         d = model(x)[1]
-        return -(d - project @ d) * inv_sigma[:, None]
+        return np.vstack([-(d - project @ d) * inv_sigma[:, None], pen_jac])
 
     lo, hi = _bounds(len(start), period_range)
     x0 = _clip_into(np.concatenate([p.params() for p in start]), lo, hi)
-    sol = least_squares(resid, x0, jac=jac, bounds=(lo, hi), x_scale="jac", max_nfev=max_nfev,
+    # Levenberg-Marquardt (MINPACK) without bounds: far less overhead per step than the
+    # bounded trust-region method; e is capped inside the model and the e penalty keeps
+    # sqrt(e) cos/sin omega from drifting, and the result is clipped into range
+    sol = least_squares(resid, x0, jac=jac, method="lm", x_scale="jac", max_nfev=max_nfev,
                         xtol=1e-8, ftol=1e-9)
-    planets = [Planet.from_params(sol.x[i:i + 5]) for i in range(0, len(sol.x), 5)]
+    x = _clip_into(sol.x, lo, hi)
+    planets = [Planet.from_params(x[i:i + 5]) for i in range(0, len(x), 5)]
     return planets, float(2.0 * sol.cost)
 
 
 def fit_planets(data: RVData, start: Sequence[Planet], period_range: tuple[float, float],
-                jitter_ms: NDArray[np.float64] | None = None, rounds: int = 3) -> Fit:
+                jitter_ms: NDArray[np.float64] | None = None, rounds: int = 3,
+                max_nfev: int = 200) -> Fit:
     """Joint fit of all planets, alternating least squares with the jitter."""
     jitter = np.zeros(data.n_inst) if jitter_ms is None else np.asarray(jitter_ms, dtype=float)
     planets = list(start)
     fit = evaluate(data, planets, jitter)
     for _ in range(rounds):
-        planets, _ = least_squares_planets(data, planets, jitter, period_range)
+        planets, _ = least_squares_planets(data, planets, jitter, period_range,
+                                           max_nfev=max_nfev)
         new = evaluate(data, planets, jitter)
         jitter = new.jitter_ms
-        if abs(new.log_likelihood - fit.log_likelihood) < 1e-3:
+        if abs(new.log_likelihood - fit.log_likelihood) < 1e-2:
             fit = new
             break
         fit = new
@@ -390,19 +410,68 @@ def sinusoid_start(data: RVData, residual_ms: NDArray[np.float64],
                   float(math.atan2(-b, a)))
 
 
-def eccentric_starts(circular: Planet) -> list[Planet]:
-    """Starting orbits around a circular solution. The sqrt(e) parameters have zero
-    gradient at e = 0 exactly, so every start has some eccentricity."""
-    starts = []
-    for e0, n_omega in ((0.3, 4), (0.6, 2)):
-        for j in range(n_omega):
-            omega = TWO_PI * j / n_omega + 0.3
-            # keep the mean longitude: for small e the curve is the circular one
-            starts.append(replace(circular, e=e0, omega_rad=omega))
-    return starts
+# e grid of the linear Keplerian scan; the mean anomaly at t_ref is scanned on N_M0 values
+SCAN_ECCENTRICITIES = (0.0, 0.2, 0.4, 0.6, 0.8)
+SCAN_N_M0 = 12
+
+
+def keplerian_scan(data: RVData, residual_ms: NDArray[np.float64],
+                   jitter_ms: NDArray[np.float64], periods_days: Sequence[float],
+                   eccentricities: Sequence[float] = SCAN_ECCENTRICITIES,
+                   n_m0: int = SCAN_N_M0) -> tuple[NDArray[np.float64], list[Planet]]:
+    """Best single Keplerian per period on a grid of (e, M0), with K and omega solved
+    linearly: for fixed P, e and M0 the curve K [cos(nu + omega) + e cos omega] is
+    a cos(nu) + b sin(nu) + const with a = K cos omega, b = -K sin omega, so a weighted
+    linear fit (offsets per instrument profiled) gives K, omega and the chi-square.
+    Returns the chi-square and the planet for each period."""
+    periods = np.asarray(periods_days, dtype=float)
+    ecc = np.asarray(eccentricities, dtype=float)
+    m0 = TWO_PI * np.arange(n_m0) / n_m0
+    tau = data.t_days - data.t_ref_days
+    shape = (len(periods), len(ecc), n_m0, data.n)
+    mean_anom = np.broadcast_to(m0[None, None, :, None]
+                                + TWO_PI * tau[None, None, None, :]
+                                / periods[:, None, None, None], shape)
+    e4 = np.broadcast_to(ecc[None, :, None, None], shape)
+    big_e = solve_kepler(mean_anom, e4)
+    den = 1.0 - e4 * np.cos(big_e)
+    cos_nu = (np.cos(big_e) - e4) / den
+    sin_nu = np.sqrt(1.0 - e4 * e4) * np.sin(big_e) / den
+
+    var = point_variance(data, jitter_ms)
+    w = 1.0 / var
+    one_hot = np.eye(data.n_inst)[data.inst_index]
+    w_sum = w @ one_hot
+
+    def centred(x: NDArray) -> NDArray:  # remove per-instrument weighted means
+        means = ((x * w) @ one_hot) / w_sum
+        return x - means @ one_hot.T
+
+    c, s, r = centred(cos_nu), centred(sin_nu), centred(np.asarray(residual_ms, dtype=float))
+    cc, ss, cs = (c * c * w).sum(-1), (s * s * w).sum(-1), (c * s * w).sum(-1)
+    cr, sr, rr = (c * r * w).sum(-1), (s * r * w).sum(-1), float((r * r * w).sum())
+    det = cc * ss - cs * cs
+    ok = det > 1e-12 * np.maximum(cc * ss, 1e-300)
+    det = np.where(ok, det, 1.0)
+    a = np.where(ok, (ss * cr - cs * sr) / det, 0.0)
+    b = np.where(ok, (cc * sr - cs * cr) / det, 0.0)
+    chi2 = np.where(ok, rr - (a * cr + b * sr), rr)
+
+    flat = chi2.reshape(len(periods), -1)
+    best = np.argmin(flat, axis=1)
+    planets = []
+    for i, j in enumerate(best):
+        ie, im = np.unravel_index(j, chi2.shape[1:])
+        ai, bi = float(a[i, ie, im]), float(b[i, ie, im])
+        omega = math.atan2(-bi, ai)
+        planets.append(Planet(float(periods[i]), max(math.hypot(ai, bi), 1e-2), float(ecc[ie]),
+                              omega, omega + float(m0[im])))
+    return flat[np.arange(len(periods)), best], planets
 
 
 # ---- greedy search -------------------------------------------------------------------------
+
+MIN_PERIOD_RATIO = 1.1  # closest period ratio of two planets the search will propose
 
 @dataclass
 class SearchSettings:
@@ -410,78 +479,176 @@ class SearchSettings:
 
     period_range: tuple[float, float] = (1.0, 1000.0)
     max_planets: int = 6
-    n_peaks: int = 5
-    n_joint: int = 3
-    n_eccentric: int = 3  # candidates that get eccentric starts
-    max_nfev: int = 100  # per single-planet least-squares run
+    n_peaks: int = 6          # periodogram peaks scanned per added planet
+    n_refine: int = 3         # best scanned candidates refined by least squares
+    n_joint: int = 2          # best refined candidates refitted jointly with the others
+    max_nfev: int = 60        # per single-planet least-squares run
+    joint_nfev: int = 150     # per joint least-squares run
     delta_bic: float = 0.0
     daily_aliases: bool = False
-    extra_planets: int = 1  # models fitted beyond the first rejected one (fallbacks)
+    extra_planets: int = 1    # models fitted beyond the first rejected one (fallbacks)
+
+
+def candidate_periods(data: RVData, residual_ms: NDArray[np.float64],
+                      jitter_ms: NDArray[np.float64], settings: SearchSettings,
+                      freq: NDArray[np.float64], taken_days: Sequence[float] = ()) -> list[float]:
+    """Periods worth trying for the next planet: the highest periodogram peaks of the
+    residuals, plus the aliases and harmonics of the highest one. Periods within a
+    ratio of MIN_PERIOD_RATIO of a planet already in the model are skipped (such
+    pairs are not stable; the generator rejects them too)."""
+    power = periodogram(data, residual_ms, jitter_ms, freq)
+    lo, hi = settings.period_range
+    free = np.ones(len(freq), dtype=bool)
+    for p in taken_days:
+        free &= np.abs(np.log(freq * p)) > math.log(MIN_PERIOD_RATIO)
+    if not free.any():
+        return []
+    peaks = [1.0 / f for f in peak_frequencies(freq[free], power[free], settings.n_peaks)]
+    out = list(peaks)
+    for p in alias_periods(peaks[0], settings.daily_aliases):
+        if (lo < p < hi and all(abs(math.log(p / q)) > 0.01 for q in out)
+                and all(abs(math.log(p / q)) > math.log(MIN_PERIOD_RATIO) for q in taken_days)):
+            out.append(p)
+    return out
 
 
 def best_new_planet(data: RVData, current: Fit, settings: SearchSettings,
                     freq: NDArray[np.float64]) -> list[Fit]:
-    """Candidate fits with one more planet than `current`, best first: periodogram peaks
-    of the residuals (and the top peak's aliases and harmonics), each fitted alone from
-    several starts against the fixed current planets, the best few then refitted jointly."""
+    """Candidate fits with one more planet than `current`, best first: candidate periods
+    scanned with the linear Keplerian grid, the best few refined alone by least squares
+    (current planets held), the best of those refitted jointly with everything."""
     resid = residuals(data, current)
-    power = periodogram(data, resid, current.jitter_ms, freq)
-    peaks = [1.0 / f for f in peak_frequencies(freq, power, settings.n_peaks)]
-    lo, hi = settings.period_range
-    candidates = list(peaks)
-    for p in alias_periods(peaks[0], settings.daily_aliases):
-        if lo < p < hi and all(abs(math.log(p / q)) > 0.01 for q in candidates):
-            candidates.append(p)
-    def fit_single(start: Planet) -> tuple[float, Planet]:
-        (planet,), chi2 = least_squares_planets(data, [start], current.jitter_ms,
-                                                settings.period_range, fixed=current.planets,
-                                                max_nfev=settings.max_nfev)
-        return chi2, planet
-
-    # nearly circular start at every candidate; eccentric starts at the best few only
-    singles = [fit_single(replace(sinusoid_start(data, resid, current.jitter_ms, period),
-                                  e=0.02, omega_rad=0.3))
-               for period in candidates]
-    singles.sort(key=lambda s: s[0])
-    for _, planet in singles[:settings.n_eccentric]:
-        circ = replace(planet, e=0.0, omega_rad=0.0)
-        singles += [fit_single(start) for start in eccentric_starts(circ)]
-    singles.sort(key=lambda s: s[0])
+    periods = candidate_periods(data, resid, current.jitter_ms, settings, freq,
+                                [p.P_days for p in current.planets])
+    if not periods:
+        return []
+    chi2, scanned = keplerian_scan(data, resid, current.jitter_ms, periods)
+    order = np.argsort(chi2)
+    refined: list[tuple[float, Planet]] = []
+    for i in order[:settings.n_refine]:
+        (planet,), c2 = least_squares_planets(data, [scanned[i]], current.jitter_ms,
+                                              settings.period_range, fixed=current.planets,
+                                              max_nfev=settings.max_nfev)
+        refined.append((c2, planet))
+    refined.sort(key=lambda x: x[0])
     chosen: list[Planet] = []
-    for _, planet in singles:
+    for _, planet in refined:
         if all(abs(math.log(planet.P_days / q.P_days)) > 0.02 for q in chosen):
             chosen.append(planet)
         if len(chosen) == settings.n_joint:
             break
-    fits = [fit_planets(data, [*current.planets, p], settings.period_range, current.jitter_ms)
+    fits = [fit_planets(data, [*current.planets, p], settings.period_range, current.jitter_ms,
+                        max_nfev=settings.joint_nfev)
             for p in chosen]
     fits.sort(key=lambda f: -f.log_likelihood)
     return fits
 
 
+def alias_variants(data: RVData, fit: Fit, settings: SearchSettings, i: int,
+                   only_better: bool) -> list[Fit]:
+    """Joint refits with planet i moved to its aliases and harmonics (started from the
+    linear Keplerian scan of the residuals without it), best first. With `only_better`,
+    only alternatives whose scan beats the planet's own period are refitted."""
+    current = fit.planets[i]
+    lo, hi = settings.period_range
+    others = [p for j, p in enumerate(fit.planets) if j != i]
+    alts = [p for p in alias_periods(current.P_days, settings.daily_aliases)
+            if lo < p < hi and all(abs(math.log(p / q.P_days)) > math.log(MIN_PERIOD_RATIO)
+                                   for q in others)]
+    if not alts:
+        return []
+    rest = evaluate(data, others, fit.jitter_ms, refit_jitter=False)
+    # each alternative on a few frequencies around it: an alias of a slightly wrong
+    # period is off by the same frequency error, which a single trial would not forgive
+    df = 1.0 / (4.0 * max(data.baseline_days, 1e-3))
+    shifts = df * np.arange(-3, 4)
+    trial_periods = [current.P_days]
+    for p in alts:
+        f = 1.0 / p + shifts
+        trial_periods += [1.0 / x for x in f if x > 0]
+    chi2_all, scanned_all = keplerian_scan(data, residuals(data, rest), fit.jitter_ms,
+                                           trial_periods)
+    chi2, scanned = [chi2_all[0]], [scanned_all[0]]
+    start = 1
+    for p in alts:
+        n_f = int(np.sum(1.0 / p + shifts > 0))
+        j = start + int(np.argmin(chi2_all[start:start + n_f]))
+        chi2.append(chi2_all[j])
+        scanned.append(scanned_all[j])
+        start += n_f
+    chi2 = np.asarray(chi2)
+    out = []
+    for k in np.argsort(chi2[1:]) + 1:
+        if only_better and chi2[k] >= chi2[0]:
+            break
+        trial = fit_planets(data, [*others, scanned[k]], settings.period_range, fit.jitter_ms,
+                            max_nfev=settings.joint_nfev)
+        trial.planets = [*trial.planets[:i], trial.planets[-1], *trial.planets[i:-1]]
+        out.append(trial)
+        if only_better:
+            break
+    out.sort(key=lambda f: -f.log_likelihood)
+    return out
+
+
 def alias_check(data: RVData, fit: Fit, settings: SearchSettings) -> Fit:
-    """Try each planet at its aliases and harmonics (the others refitted jointly); keep
-    any that raises the likelihood."""
+    """Try each planet at its aliases and harmonics: the residuals without it are scanned
+    at its period and at the alternatives; an alternative that fits better is refitted
+    jointly and kept when it raises the likelihood."""
     best = fit
     for i in range(len(fit.planets)):
-        for period in alias_periods(best.planets[i].P_days, settings.daily_aliases):
-            if not settings.period_range[0] < period < settings.period_range[1]:
-                continue
-            others = [p for j, p in enumerate(best.planets) if j != i]
-            rest = evaluate(data, others, best.jitter_ms)
-            circ = sinusoid_start(data, residuals(data, rest), best.jitter_ms, period)
-            trial = fit_planets(data, [*others, replace(circ, e=0.05, omega_rad=0.3)],
-                                settings.period_range, best.jitter_ms)
+        for trial in alias_variants(data, best, settings, i, only_better=True):
             if trial.log_likelihood > best.log_likelihood + 1e-3:
-                trial.planets = [*trial.planets[:i], trial.planets[-1], *trial.planets[i:-1]]
                 best = trial
     return best
+
+
+def same_periods(a: Fit, b: Fit, tol: float = 0.01) -> bool:
+    """Whether two fits have the same planets, judged by their periods."""
+    pa = sorted(p.P_days for p in a.planets)
+    pb = sorted(p.P_days for p in b.planets)
+    return len(pa) == len(pb) and all(abs(math.log(x / y)) < tol for x, y in zip(pa, pb,
+                                                                                  strict=True))
+
+
+def alternative_fits(data: RVData, fit: Fit, settings: SearchSettings) -> list[Fit]:
+    """Other models with the same planet count, most likely first: the runner-up
+    candidates of the search and every planet moved to each of its aliases and
+    harmonics (refitted jointly). Duplicates of `fit` or of each other are dropped."""
+    pool = list(fit.tags.get("alternatives", []))
+    for i in range(len(fit.planets)):
+        pool += alias_variants(data, fit, settings, i, only_better=False)
+    pool.sort(key=lambda f: -f.log_likelihood)
+    out: list[Fit] = []
+    for cand in pool:
+        if not same_periods(cand, fit) and not any(same_periods(cand, o) for o in out):
+            out.append(cand)
+    return out
+
+
+def prune(data: RVData, fits: list[Fit], settings: SearchSettings) -> None:
+    """Backward pass over the greedy fits (in place): each model with k planets, minus
+    its least useful planet and refitted, replaces the k-1 planet model when it fits
+    better. A planet found early as a blend of two signals is thereby corrected once the
+    larger model has separated them."""
+    for k in range(len(fits) - 1, 1, -1):
+        trials = []
+        for i in range(k):
+            rest = [p for j, p in enumerate(fits[k].planets) if j != i]
+            trials.append(fit_planets(data, rest, settings.period_range, fits[k].jitter_ms,
+                                      max_nfev=settings.joint_nfev))
+        best = max(trials, key=lambda f: f.log_likelihood)
+        if best.log_likelihood > fits[k - 1].log_likelihood + 1e-3:
+            best.tags["alternatives"] = [fits[k - 1], *fits[k - 1].tags.get("alternatives", [])]
+            fits[k - 1] = best
 
 
 def greedy_search(data: RVData, settings: SearchSettings) -> list[Fit]:
     """Fits with 0, 1, 2, ... planets added greedily. Planets are added while the BIC
     drops by more than `settings.delta_bic`; `settings.extra_planets` more models are
-    fitted after that as fallbacks. Returns the best fit found for each planet count."""
+    fitted after that as fallbacks; then a backward pass (`prune`). Returns the best fit
+    found for each planet count; each fit's tags["alternatives"] holds runner-up fits
+    with the same count."""
     freq = frequency_grid(data, settings.period_range)
     fits = [evaluate(data, [])]
     rejected = 0
@@ -490,11 +657,13 @@ def greedy_search(data: RVData, settings: SearchSettings) -> list[Fit]:
         if not candidates:
             break
         new = alias_check(data, candidates[0], settings)
+        new.tags["alternatives"] = candidates[1:]
         fits.append(new)
         if fits[-2].bic(data.n) - new.bic(data.n) <= settings.delta_bic:
             rejected += 1
             if rejected > settings.extra_planets:
                 break
+    prune(data, fits, settings)
     return fits
 
 
