@@ -654,3 +654,80 @@ def test_yukawa_born_by_numerical_fourier_transform():
         sigma = 2 * math.pi * sum(w * amplitude(math.sqrt(2 * k * k * (1 - c))) ** 2
                                   for c, w in zip(nodes, weights, strict=True))
         assert f(g, m, mu, k) == pytest.approx(sigma, rel=1e-7)
+
+
+def test_klein_nishina_by_dirac_traces():
+    f = reference("klein-nishina-total-cross-section")
+    gam = _gammas()
+    g = np.array([1.0, -1.0, -1.0, -1.0])
+    eye = np.eye(4)
+
+    def slash(p):
+        return sum(g[i] * gam[i] * p[i] for i in range(4))
+
+    def bar(matrix):
+        return gam[0] @ matrix.conj().T @ gam[0]
+
+    for omega, m, alpha in [(0.05, 1.0, 0.01), (0.511, 0.511, 0.0073), (7.0, 1.3, 0.05)]:
+        e2 = 4 * math.pi * alpha
+        p = np.array([m, 0, 0, 0.0])
+        k = np.array([omega, 0, 0, omega])
+        nodes, weights = np.polynomial.legendre.leggauss(64)
+        total = 0.0
+        for c, w in zip(nodes, weights, strict=True):
+            w_out = omega / (1 + omega / m * (1 - c))
+            kp = w_out * np.array([1.0, math.sqrt(1 - c * c), 0.0, c])
+            pp = p + k - kp
+            s_prop = slash(p + k) + m * eye
+            u_prop = slash(p - kp) + m * eye
+            s_den = float(g @ ((p + k) ** 2)) - m * m
+            u_den = float(g @ ((p - kp) ** 2)) - m * m
+            amp2 = 0.0
+            for mu in range(4):
+                for nu in range(4):
+                    vertex = gam[mu] @ s_prop @ gam[nu] / s_den + gam[nu] @ u_prop @ gam[mu] / u_den
+                    amp2 += g[mu] * g[nu] * np.trace((slash(pp) + m * eye) @ vertex
+                                                     @ (slash(p) + m * eye) @ bar(vertex)).real
+            amp2 *= e2**2 / 4  # average over 2 spins x 2 polarisations; -g_mn sums
+            total += w * 2 * math.pi * (w_out / omega) ** 2 * amp2 / (64 * math.pi**2 * m * m)
+        assert f(omega, m, alpha) == pytest.approx(total, rel=1e-9)
+    # the Thomson limit
+    assert f(1e-3, 1.0, 0.01) == pytest.approx(8 * math.pi / 3 * 1e-4, rel=3e-3)
+
+
+def test_shouldered_virial_by_mayer_quadrature():
+    f = reference("shouldered-well-second-virial")
+    for sigma, l1, l2, e1, e2, T in [(1.0, 1.3, 2.0, 2.0, 0.5, 0.5), (2.0, 1.2, 1.8, 1.0, 1.0, 3.0),
+                                     (0.7, 1.5, 1.6, 0.4, 1.7, 0.9)]:
+        def u(r):
+            if r < l1 * sigma:
+                return e1
+            return -e2 if r < l2 * sigma else 0.0
+        core = 2 * math.pi * sigma**3 / 3  # the hard core: Mayer function -1 on r < sigma
+        rest, _ = integrate.quad(lambda r: -2 * math.pi * (math.exp(-u(r) / T) - 1) * r * r,
+                                 sigma, 3 * l2 * sigma, points=[l1 * sigma, l2 * sigma],
+                                 epsabs=1e-13, epsrel=1e-12, limit=200)
+        assert f(sigma, l1, l2, e1, e2, T) == pytest.approx(core + rest, rel=1e-9)
+
+
+def test_sds_eikonal_frequency_from_null_geodesics():
+    f = reference("sds-eikonal-quasinormal-mode")
+    for M, lam, l_, n in [(1.0, 0.0, 2, 0), (1.0, 0.05, 10, 1), (0.5, 0.4, 30, 3)]:
+        fr = lambda r: 1 - 2 * M / r - lam * r * r / 3  # noqa: E731
+        # the circular null orbit: the maximum of f/r^2, from its numerical derivative
+        dV = lambda r: (fr(r * (1 + 1e-6)) / (r * (1 + 1e-6)) ** 2  # noqa: E731
+                        - fr(r * (1 - 1e-6)) / (r * (1 - 1e-6)) ** 2)
+        r_c = optimize.brentq(dV, 2.05 * M, 8 * M, xtol=1e-14, rtol=1e-14)
+        b2 = r_c**2 / fr(r_c)
+        # null orbits: (dr/dt)^2 = F(r) = f^2 (1 - b^2 f / r^2), so d2r/dt2 = F'(r)/2
+        F = lambda r: fr(r) ** 2 * (1 - b2 * fr(r) / r**2)  # noqa: E731
+        # linearised about r_c: d2(delta r)/dt2 = F''(r_c)/2 delta r, so lambda^2 = F''/2
+        h = 1e-4 * r_c
+        f2 = (-F(r_c + 2 * h) + 16 * F(r_c + h) - 30 * F(r_c) + 16 * F(r_c - h)
+              - F(r_c - 2 * h)) / (12 * h * h)
+        lyapunov = math.sqrt(f2 / 2)
+        omega_c = math.sqrt(fr(r_c)) / r_c
+        expected = complex(omega_c * (l_ + 0.5), -lyapunov * (n + 0.5))
+        got = f(M, lam, l_, n)
+        assert got.real == pytest.approx(expected.real, rel=1e-8)
+        assert got.imag == pytest.approx(expected.imag, rel=1e-6)
