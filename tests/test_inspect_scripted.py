@@ -182,3 +182,14 @@ def test_a_model_that_stops_working_ends_the_episode(tmp_path):
     assert not record["passed"] and record["answer"] is None
     assert "without calling a tool" in record["error"]
     assert record["details"]["tool_log"] == []
+
+
+def test_expert_full_obs(tmp_path):
+    """Full observation: the whole table is in the interpreter's `df` from the start."""
+    suite = get_suite("gravity")
+    specs = suite.plan(**suite.parse_options(
+        {"tasks": "eccentricity", "worlds": "PM1", "protocol": "full-obs"}))
+    [record] = run_model("gravity", specs, model="discoverygym/expert",
+                         out_dir=tmp_path / "run").records
+    assert record["passed"], (record["answer"], record["error"])
+    assert [t["tool"] for t in record["details"]["tool_log"]] == ["python", "python", "submit"]

@@ -82,7 +82,7 @@ def _json_line(text: str) -> Any:
 BRIEFING_CODE = """\
 import json
 print(json.dumps({"task": task, "units": units, "window": [float(w) for w in window],
-                  "G_SI": float(G_SI), "budget": budget}, default=str))
+                  "G_SI": float(G_SI), "budget": globals().get("budget")}, default=str))
 """
 
 
