@@ -731,3 +731,44 @@ def test_sds_eikonal_frequency_from_null_geodesics():
         got = f(M, lam, l_, n)
         assert got.real == pytest.approx(expected.real, rel=1e-8)
         assert got.imag == pytest.approx(expected.imag, rel=1e-6)
+
+
+def test_demkov_osherov_by_schrodinger_integration():
+    f = reference("demkov-osherov-three-level")
+    for v, e1, e2, g1, g2, hbar in [(1.0, -0.5, 1.0, 0.3, 0.2, 1.0),
+                                    (2.0, 0.3, -1.0, 0.5, -0.4, 0.8)]:
+        static = np.array([[0, g1, g2], [g1, e1, 0], [g2, 0, e2]], complex) / hbar
+
+        def rhs(t, y):
+            c = y[:3] + 1j * y[3:]
+            d = -1j * (static @ c)
+            d[0] += -1j * v * t / hbar * c[0]
+            return np.concatenate([d.real, d.imag])
+
+        T = 50.0 / math.sqrt(v / hbar)
+        sol = integrate.solve_ivp(rhs, (-T, T), [1, 0, 0, 0, 0, 0], rtol=1e-8, atol=1e-10,
+                                  method="DOP853", dense_output=True)
+        # the populations still ripple as g/(v t) after the crossings: average them out
+        y = sol.sol(np.linspace(T / 2, T, 2001))
+        populations = (np.abs(y[:3] + 1j * y[3:]) ** 2).mean(axis=1)
+        assert f(v, e1, e2, g1, g2, hbar) == pytest.approx(tuple(populations), abs=1e-2)
+        assert sum(f(v, e1, e2, g1, g2, hbar)) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_exact_periapsis_advance_by_binet_integration():
+    f = reference("schwarzschild-exact-periapsis-advance")
+    for M, r_p, r_a in [(1.0, 8.0, 20.0), (1.0, 4.5, 60.0), (0.5, 10.0, 11.0), (2.0, 30.0, 90.0)]:
+        u_p, u_a = 1 / r_p, 1 / r_a
+        # turning points: A - (1 - 2 M u)(B + u^2) = 0 with A = E^2/L^2, B = 1/L^2
+        rows = np.array([[1.0, -(1 - 2 * M * u)] for u in (u_p, u_a)])
+        rhs = np.array([(1 - 2 * M * u) * u * u for u in (u_p, u_a)])
+        _, B = np.linalg.solve(rows, rhs)
+        # Binet: u'' + u = M B + 3 M u^2, from periapsis to the next periapsis (u' = 0, u' falling)
+        event = lambda phi, y: y[1]  # noqa: E731
+        event.direction = -1
+        sol = integrate.solve_ivp(lambda phi, y: [y[1], M * B + 3 * M * y[0] ** 2 - y[0]],
+                                  (0, 40 * math.pi), [u_p, 0.0], events=event, rtol=1e-12,
+                                  atol=1e-15)
+        next_peri = [p for p in sol.t_events[0] if p > 1.0][0]
+        assert f(M, r_p, r_a) == pytest.approx(next_peri, rel=1e-8)
+    assert f(1.0, 10.0, 10.0) == pytest.approx(2 * math.pi / math.sqrt(1 - 0.6), rel=1e-12)
