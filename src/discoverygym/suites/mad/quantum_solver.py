@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -152,23 +152,30 @@ def entangled_state(psi1: np.ndarray, psi2: np.ndarray, grid: QuantumGrid,
 # ---- exact evolution ----------------------------------------------------------------
 @dataclass(frozen=True)
 class Propagator:
-    """The exact propagator of two non-interacting particles, anchored at a state Psi at
-    time t0: Psi(t) = U1(t - t0) Psi U2(t - t0)^T."""
+    """The exact propagator of two non-interacting particles, anchored at the state
+    `anchor` at time t0: Psi(t) = U1(t - t0) Psi U2(t - t0)^T."""
 
     first: Eigensystem
     second: Eigensystem
-    coefficients: np.ndarray  # V1^T Psi V2: the state in the product eigenbasis
+    anchor: np.ndarray  # the joint state at t0
     t0: float = 0.0
 
     @classmethod
     def from_state(cls, first: Eigensystem, second: Eigensystem, psi: np.ndarray,
                    t0: float = 0.0) -> Propagator:
-        coefficients = first.vectors.T @ psi @ second.vectors
-        return cls(first, second, coefficients, float(t0))
+        return cls(first, second, psi, float(t0))
+
+    @cached_property
+    def coefficients(self) -> np.ndarray:
+        """V1^T Psi V2: the anchor state in the product eigenbasis (computed on first use,
+        so a state read only at t0, as after a collapse, costs nothing)."""
+        return self.first.vectors.T @ self.anchor @ self.second.vectors
 
     def state(self, t: float) -> np.ndarray:
         """The joint state Psi at time t (n^2 x n^2 complex), t >= t0 or not."""
         tau = float(t) - self.t0
+        if tau == 0.0:
+            return self.anchor
         phase1 = np.exp(-1j * self.first.energies * tau)
         phase2 = np.exp(-1j * self.second.energies * tau)
         inner = phase1[:, None] * self.coefficients * phase2[None, :]

@@ -1,0 +1,310 @@
+"""The quantum world: two non-interacting particles in 2D, each in a smoothed 8 x 9 box
+well inside the 10 x 10 domain (32 x 32 cells per particle, hbar = 1), under the
+standard Born rule or a generalised one (density |Psi|^p), with an optional
+entanglement factor exp(-lambda |r1 - r2|^2) in the initial state. Implements the
+`World` interface on top of `quantum_solver`.
+
+Evolution is exact: each one-particle Hamiltonian is diagonalised once per mass (cached
+in memory and on disk under `cache_dir("mad", "quantum")`), and the joint state at any
+time is two matrix products. A measurement samples the observed particle's cell from
+its marginal density, reports a uniform point in that cell, and collapses the joint
+state onto the cell; `start_trial` (each measurement run) restores the initial state.
+The questions are about the undisturbed world: the truth at a query time is the
+initial state evolved without measurements."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...core import RunOption, ToolInputError
+from ...core.paths import cache_dir
+from . import quantum_solver as qs
+from .worlds import Observation, World, WorldDefaults, WorldInfo
+
+CACHE_FORMAT = 1  # bump when the Hamiltonian changes
+
+T_MAX = 30.0  # paper
+BUDGET = 30.0  # paper: per measurement run
+MEASUREMENT_RUNS = 5  # paper: 5 trials on the same initial state
+N_QUERIES = 5  # paper
+QUERY_HORIZON = 10.0  # ours: query times are T_max + U(0, 10], sorted
+MASS_RANGES = ((0.0, 1.0), (0.0, 5.0))  # paper: m1 ~ U(0, 1), m2 ~ U(0, 5)
+MASS_FLOOR = 0.1  # ours: masses below are raised to 0.1 (a lighter particle's spectrum
+#                   reaches ~4000 and its packet fills the well within a fraction of a unit)
+MEAN_RANGES = ((0.0, 4.0), (0.0, 1.0))  # paper: packet means U(0, 4) and U(0, 1) per axis
+WIDTH_RANGE = (0.0, 1.0)  # paper: packet widths U(0, 1)
+WIDTH_FLOOR = 0.35  # ours: at least about one cell (h = 0.3125)
+VELOCITY_RANGES = ((0.0, 2.0), (0.0, 3.0))  # paper: velocities U(0, 2) and U(0, 3) per axis
+# ours: |p| per axis at most half the grid's Nyquist wave number pi / h, so that the
+# packet is resolved on 32 cells (p = m v is clipped; this binds for heavy particle 2)
+MOMENTUM_CAP = 0.5 * math.pi / qs.QuantumGrid().spacing
+WALL_MARGIN = 1.0  # ours: packet means stay at least one width inside the well
+
+LAWS: dict[str, tuple[float, float]] = {  # law -> (Born power p, entanglement lambda)
+    "normal": (2.0, 0.0),
+    "p1": (1.0, 0.0),
+    "p3": (3.0, 0.0),
+    "lambda5": (2.0, 5.0),
+    "lambda15": (2.0, 15.0),
+    "combined": (1.0, 25.0),  # paper: p = 1 with lambda = 25
+}
+
+
+@dataclass(frozen=True)
+class Packets:
+    """The initial one-particle packets drawn from the seed (independent of the law)."""
+
+    masses: tuple[float, float]
+    means: tuple[tuple[float, float], tuple[float, float]]
+    widths: tuple[float, float]
+    momenta: tuple[tuple[float, float], tuple[float, float]]
+
+
+def sample_packets(seed: int) -> Packets:
+    """Masses, means, widths and momenta of the two packets, with the floors above."""
+    rng = np.random.default_rng([int(seed), 1])
+    masses, means, widths, momenta = [], [], [], []
+    half_well = np.array(qs.WELL_SIZE) / 2
+    for k in range(2):
+        mass = max(float(rng.uniform(*MASS_RANGES[k])), MASS_FLOOR)
+        width = max(float(rng.uniform(*WIDTH_RANGE)), WIDTH_FLOOR)
+        mean = rng.uniform(*MEAN_RANGES[k], size=2)
+        mean = np.minimum(mean, half_well - WALL_MARGIN * width)
+        velocity = rng.uniform(*VELOCITY_RANGES[k], size=2)
+        momentum = np.clip(mass * velocity, -MOMENTUM_CAP, MOMENTUM_CAP)
+        masses.append(mass)
+        widths.append(width)
+        means.append((float(mean[0]), float(mean[1])))
+        momenta.append((float(momentum[0]), float(momentum[1])))
+    return Packets(tuple(masses), tuple(means), tuple(widths), tuple(momenta))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=16)
+def cached_eigensystem(mass: float) -> qs.Eigensystem:
+    """The one-particle eigensystem of `mass` on the world's grid, from memory, disk, or
+    numpy.linalg.eigh."""
+    config = {"format": CACHE_FORMAT, "mass": mass, "n": qs.GRID_SIZE, "size": qs.DOMAIN_SIZE,
+              "well": list(qs.WELL_SIZE), "height": qs.WELL_HEIGHT,
+              "edge": qs.WELL_EDGE_WIDTH}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir("mad", "quantum") / f"eig-{digest}.npz"
+    if path.exists():
+        try:
+            with np.load(path) as data:
+                return qs.Eigensystem(np.array(data["energies"]), np.array(data["vectors"]))
+        except (OSError, ValueError, KeyError):  # torn or foreign file: recompute
+            pass
+    system = qs.eigensystem(mass)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
+    np.savez(tmp, energies=system.energies, vectors=system.vectors)
+    tmp.replace(path)
+    return system
+
+
+def l2_error(predictions: np.ndarray, truth: np.ndarray) -> float:
+    """Euclidean norm of the probability errors over all queries."""
+    return float(np.linalg.norm(np.asarray(predictions, dtype=float) - np.asarray(truth)))
+
+
+class QuantumWorld(World):
+    """Two particles in a box well; measure positions (which collapses the state),
+    predict region probabilities at later times."""
+
+    name = "quantum"
+    laws = tuple(LAWS)
+    defaults = WorldDefaults(t_max=T_MAX, budget=BUDGET, n_queries=N_QUERIES,
+                             measurement_trials=MEASUREMENT_RUNS)
+    observation_schema: ClassVar[dict[str, Any]] = {
+        "type": "integer", "enum": [1, 2],
+        "description": "which particle's position to measure: 1 or 2",
+    }
+    observation_prose = ("`what` is the particle to observe, 1 or 2; the result is its "
+                         "position [x, y]; the measurement collapses the two-particle state "
+                         "(later measurements in the same run see the collapsed state); one "
+                         "item")
+    prediction_item_schema: ClassVar[dict[str, Any]] = {
+        "type": "number", "minimum": 0.0, "maximum": 1.0,
+        "description": "probability that the query's particle is in the query's region",
+    }
+    prediction_prose = ("one probability per query (in query order): that the query's "
+                        "particle is inside its region [x_min, x_max, y_min, y_max] at its time "
+                        "t, for the undisturbed world (no measurement made)")
+    metric = "l2"
+    metric_prose = "the Euclidean norm of the probability errors over the queries"
+    run_options: ClassVar[tuple[RunOption, ...]] = (
+        RunOption("t_max", "last measurement time (classical default 300, fluid 60, quantum "
+                  "30)", float),
+        RunOption("query_horizon", "query times lie in (T_max, T_max + horizon] (classical "
+                  "default 30, fluid 10, quantum 10)", float),
+    )
+
+    def __init__(self, *, seed: int, law: str, t_max: float = T_MAX,
+                 query_horizon: float = QUERY_HORIZON) -> None:
+        super().__init__(seed=seed, law=law)
+        if not t_max > 0 or not query_horizon > 0:
+            raise ValueError("t_max and query_horizon must be positive")
+        self.defaults = WorldDefaults(t_max=float(t_max), budget=BUDGET, n_queries=N_QUERIES,
+                                      measurement_trials=MEASUREMENT_RUNS)
+        self.query_horizon = float(query_horizon)
+        self.born_power, self.coupling = LAWS[law]
+        self.packets = sample_packets(seed)
+        self.grid = qs.QuantumGrid()
+        self._initial: qs.Propagator | None = None
+        self._current: qs.Propagator | None = None
+        self._truth: dict[int, np.ndarray] = {}
+        self._undisturbed: dict[float, np.ndarray] = {}
+
+    # ---- state -------------------------------------------------------------------------
+    def initial_state(self) -> np.ndarray:
+        """Psi(r1, r2, t = 0) (n^2 x n^2)."""
+        p = self.packets
+        psi1 = qs.gaussian_packet(self.grid, p.means[0], p.widths[0], p.momenta[0])
+        psi2 = qs.gaussian_packet(self.grid, p.means[1], p.widths[1], p.momenta[1])
+        return qs.entangled_state(psi1, psi2, self.grid, self.coupling)
+
+    def propagator(self) -> qs.Propagator:
+        """The exact propagator of the undisturbed world."""
+        if self._initial is None:
+            first = cached_eigensystem(self.packets.masses[0])
+            second = cached_eigensystem(self.packets.masses[1])
+            self._initial = qs.Propagator.from_state(first, second, self.initial_state())
+        return self._initial
+
+    def undisturbed_state(self, t: float) -> np.ndarray:
+        """Psi at time t without any measurement (memoised: every run starts from it)."""
+        key = float(t)
+        if key not in self._undisturbed:
+            if len(self._undisturbed) > 32:
+                self._undisturbed.clear()
+            self._undisturbed[key] = self.propagator().state(key)
+        return self._undisturbed[key]
+
+    def start_trial(self, index: int) -> None:
+        self._current = None  # back to the undisturbed initial state
+
+    # ---- measurement -------------------------------------------------------------------
+    def parse_what(self, what: Any) -> Observation:
+        if isinstance(what, bool) or not isinstance(what, int | float) or what not in (1, 2):
+            raise ToolInputError("`what` must be the particle to measure: 1 or 2. Nothing was "
+                                 "charged.")
+        particle = int(what)
+        return Observation(particle, 1, f"particle {particle}")
+
+    def true_values(self, t: float, observation: Observation, rng: np.random.Generator
+                    ) -> np.ndarray:
+        current = self._current or self.propagator()
+        psi = current.state(t) if self._current is not None else self.undisturbed_state(t)
+        particle = int(observation.selection)
+        cell = qs.sample_cell(psi, particle, rng, self.born_power)
+        collapsed = qs.collapse(psi, particle, cell)
+        self._current = qs.Propagator.from_state(current.first, current.second, collapsed, t)
+        # the reported position is uniform within the cell (the density is taken constant
+        # over a cell, as for region probabilities)
+        x, y = self.grid.cell_centres()
+        h = self.grid.spacing
+        return np.array([x[cell], y[cell]]) + rng.uniform(-0.5 * h, 0.5 * h, size=2)
+
+    def rows(self, t: float, observation: Observation, values: np.ndarray) -> list[dict[str, Any]]:
+        return [{"t": t, "particle": int(observation.selection), "x": float(values[0]),
+                 "y": float(values[1])}]
+
+    # ---- prediction --------------------------------------------------------------------
+    def queries(self, trial: int = 0) -> list[dict[str, Any]]:
+        rng = np.random.default_rng([self.seed, 2, int(trial)])
+        offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
+        half = 0.5 * qs.DOMAIN_SIZE
+        out = []
+        for offset in offsets:
+            sides = rng.uniform(1.0, 5.0, size=2)  # ours: rectangles with sides U(1, 5)
+            low = rng.uniform(-half, half - sides)
+            out.append({"t": round(self.defaults.t_max + max(float(offset), 1e-3), 3),
+                        "particle": int(rng.integers(1, 3)),
+                        "region": [round(float(low[0]), 4), round(float(low[0] + sides[0]), 4),
+                                   round(float(low[1]), 4), round(float(low[1] + sides[1]), 4)]})
+        return out
+
+    def prediction_shape(self) -> tuple[int, ...]:
+        return ()
+
+    def truth_at_queries(self, trial: int = 0) -> np.ndarray:
+        if trial not in self._truth:
+            values = []
+            for q in self.queries(trial):
+                weights = self.grid.region_weights(*q["region"])
+                values.append(qs.region_probability(self.undisturbed_state(q["t"]), q["particle"],
+                                                    weights, self.born_power))
+            self._truth[trial] = np.array(values)
+        return self._truth[trial]
+
+    def error(self, predictions: np.ndarray, truth: np.ndarray) -> float:
+        return l2_error(predictions, truth)
+
+    def reference_prediction(self, trial: int = 0) -> np.ndarray:
+        """Uniform: region area / domain area."""
+        return np.array([uniform_probability(q["region"]) for q in self.queries(trial)])
+
+    # ---- prompt and extras -------------------------------------------------------------
+    def prompt_facts(self) -> str:
+        half = 0.5 * qs.DOMAIN_SIZE
+        wx, wy = qs.WELL_SIZE
+        return (
+            "World: two quantum particles (1 and 2) in 2D, hbar = 1, that do not interact. "
+            f"Each moves in the square domain [-{half:g}, {half:g}]^2, on a grid of "
+            f"{qs.GRID_SIZE} x {qs.GRID_SIZE} cells per particle, confined by a smoothed box "
+            f"well of height {qs.WELL_HEIGHT:g} and size {wx:g} (x) by {wy:g} (y) centred at "
+            "the origin. At t = 0 each particle is a Gaussian wave packet with unknown mass "
+            "(particle 1 from U(0, 1), particle 2 from U(0, 5)), centre, width and "
+            "velocity. The world may follow standard quantum mechanics or altered rules "
+            "(for the probabilities of outcomes, or a correlation between the particles in "
+            "the initial state); finding out is part of the task.\n"
+            f"Measurements: {self.observation_prose}. You have {MEASUREMENT_RUNS} measurement "
+            f"runs of budget {BUDGET:g} each: restart_measurements starts a new run from the "
+            "same initial state at t = 0, undoing every collapse.\n"
+            "Questions: each query names a time t > T_max, a particle and a rectangular "
+            "region [x_min, x_max, y_min, y_max]; predict the probability of finding that "
+            "particle in that region at t if nobody had measured anything.")
+
+    def public_facts(self) -> dict[str, Any]:
+        half = 0.5 * qs.DOMAIN_SIZE
+        return {"world": self.name, "domain": [-half, half], "grid": qs.GRID_SIZE,
+                "cell_size": self.grid.spacing, "well_size": list(qs.WELL_SIZE),
+                "well_height": qs.WELL_HEIGHT, "t_max": self.defaults.t_max,
+                "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
+                "measurement_runs": MEASUREMENT_RUNS, "budget_per_run": BUDGET,
+                "mass_ranges": [list(r) for r in MASS_RANGES]}
+
+    def info(self) -> WorldInfo:
+        p = self.packets
+        return WorldInfo(
+            world=self.name, law=self.law,
+            options={"t_max": self.defaults.t_max, "query_horizon": self.query_horizon},
+            constants={"born_power": self.born_power, "lambda": self.coupling,
+                       "masses": list(p.masses), "means": [list(m) for m in p.means],
+                       "widths": list(p.widths), "momenta": [list(m) for m in p.momenta],
+                       "grid": qs.GRID_SIZE, "domain_size": qs.DOMAIN_SIZE,
+                       "well_size": list(qs.WELL_SIZE), "well_height": qs.WELL_HEIGHT,
+                       "ours": {"well_edge_width": qs.WELL_EDGE_WIDTH,
+                                "mass_floor": MASS_FLOOR, "width_floor": WIDTH_FLOOR,
+                                "momentum_cap": MOMENTUM_CAP, "wall_margin_widths": WALL_MARGIN,
+                                "query_horizon": self.query_horizon,
+                                "laplacian": "5-point, periodic",
+                                "collapse": "projection onto the measured cell, L2 "
+                                            "renormalised, for every p"}})
+
+
+def uniform_probability(region: list[float]) -> float:
+    """Area of the region (clipped to the domain) over the domain's area."""
+    half = 0.5 * qs.DOMAIN_SIZE
+    x0, x1, y0, y1 = (float(v) for v in region)
+    width = max(0.0, min(x1, half) - max(x0, -half))
+    height = max(0.0, min(y1, half) - max(y0, -half))
+    return width * height / qs.DOMAIN_SIZE**2
