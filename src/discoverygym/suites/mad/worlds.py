@@ -32,6 +32,8 @@ from ...core import RunOption, ToolInputError, UnknownName
 # World name -> "module:Class". Importing happens only when a world is used.
 WORLDS: dict[str, str] = {
     "classical": "discoverygym.suites.mad.classical:ClassicalWorld",
+    "fluid": "discoverygym.suites.mad.fluid_world:FluidWorld",
+    "quantum": "discoverygym.suites.mad.quantum_world:QuantumWorld",
 }
 
 
