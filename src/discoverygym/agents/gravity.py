@@ -39,6 +39,8 @@ AGENTS = {
 ANGULAR_MOMENTUM_TASKS = {"linear_drag", "virial_theorem"}
 # Tasks whose answer needs accelerations at very different separations (force law).
 FORCE_LAW_TASKS = {"modified_gravity_power_law", "kepler_3rd_law"}
+# Tasks the cluster estimates answer even where no fixed conic fits the track.
+CLUSTER_ONLY_TASKS = ANGULAR_MOMENTUM_TASKS | FORCE_LAW_TASKS
 COARSE_COUNT = 40
 CLUSTER_COUNT = 6
 CLUSTER_SIZE = 5
@@ -138,7 +140,7 @@ class ExpertAdaptive:
         observe(view, coarse, briefing.per_call)
         track = observed_track(view, briefing)
         first = _try_model(track, briefing)
-        clusters = self._clusters(briefing, track, first)
+        clusters, centres = self._clusters(briefing, track, first)
         extra = self._zooms(briefing, first) if not clusters else []
         remaining = view.workspace()["budget"]["remaining"]
         kept: list[np.ndarray] = []
@@ -149,20 +151,24 @@ class ExpertAdaptive:
             kept.append(times)
         track = observed_track(view, briefing)
         rows = [_rows_of(track, briefing, np.concatenate([times, [centre]]))
-                for times, centre in zip(kept[:len(clusters)], self._centres, strict=False)]
+                for times, centre in zip(kept[:len(clusters)], centres, strict=False)]
         try:
             solution: NumericSolution | ModelSolution = ModelSolution(
                 track, briefing.gravitational_constant, clusters=rows)
+            if solution.orbit is None and briefing.task_id not in CLUSTER_ONLY_TASKS:
+                raise ValueError("no Keplerian orbit fits the observations")
             value = answer(briefing.task_id, solution)
-        except (ValueError, FloatingPointError, np.linalg.LinAlgError, AttributeError):
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+            # The classical solution on whatever was observed is the fallback.
             solution = NumericSolution(track, briefing.gravitational_constant)
             value = answer(briefing.task_id, solution)
         submit(view, briefing, value)
 
     def _clusters(self, briefing: Briefing, track: Track,
-                  model: ModelSolution | None) -> list[np.ndarray]:
+                  model: ModelSolution | None) -> tuple[list[np.ndarray], list[float]]:
         """Tight groups of new times around chosen coarse samples (each sample is the
-        middle of its group), or [] where the Keplerian model alone will do."""
+        middle of its group, returned as the second list), or ([], []) where the
+        Keplerian model alone will do."""
         task = briefing.task_id
         t_disp = track.time_s / briefing.units["time_to_s"]
         sep = track.separation_m
@@ -181,17 +187,16 @@ class ExpertAdaptive:
         elif unbound:
             picks = list(plan.spread_picks(t_disp, -sep, 2, span / 20))
         else:
-            self._centres = []
-            return []
+            return [], []
         h = _angular_momentum_guess(model, track)
-        self._centres = [float(t_disp[i]) for i in picks]
+        centres = [float(t_disp[i]) for i in picks]
         groups = []
         for i in picks:
             timescale_disp = sep[i] ** 2 / h / briefing.units["time_to_s"]
             times = plan.cluster_times(t_disp[i], CLUSTER_SPACING * timescale_disp,
                                        CLUSTER_SIZE, briefing.window)
             groups.append(times[times != t_disp[i]])
-        return groups
+        return groups, centres
 
     def _zooms(self, briefing: Briefing, model: ModelSolution | None) -> list[np.ndarray]:
         """Dense looks at one periastron and one apoastron passage near the middle of
