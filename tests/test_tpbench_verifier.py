@@ -303,3 +303,32 @@ def test_cache_is_keyed_by_version(toy):
     assert compare_values(outputs2[0][0], 2 * outputs[0][0], rtol=1e-12, atol=0)[0]
     assert Path(bumped.source or "x")  # the records carry problem.key with the version
     assert bumped.key == "toy-oscillator@v2"
+
+
+def test_complex_bool_and_string_arguments():
+    data = {
+        "id": "toy-kinds", "version": 1, "title": "Argument kinds", "level": 1,
+        "domain": "quantum_mechanics", "statement": "s", "answer_requirements": "r",
+        "solution": "x",
+        "reference": "import cmath\ndef f(z, n, flip, branch):\n"
+                     "    w = cmath.sqrt(z) if branch == 'principal' else -cmath.sqrt(z)\n"
+                     "    return (w ** n if not flip else -w ** n), {'n': n, 'branch': branch}",
+        "plausible_wrong": "import cmath\ndef f(z, n, flip, branch):\n"
+                           "    w = cmath.sqrt(z)\n"
+                           "    return (w ** n if not flip else -w ** n), {'n': n, 'branch': branch}",
+        "function": "f",
+        "arguments": [
+            {"name": "z", "type": "complex", "range": [-2.0, 2.0], "imag_range": [-1.0, 1.0]},
+            {"name": "n", "type": "int", "range": [1, 3]},
+            {"name": "flip", "type": "bool"},
+            {"name": "branch", "type": "str", "choices": ["principal", "other"]},
+        ],
+        "tests": {"seed": 2, "samples": 10,
+                  "cases": [{"z": [-1.0, 0.0], "n": 1, "flip": False, "branch": "other"}]},
+    }
+    problem = problem_from_dict(data)
+    inputs = generate_inputs(problem)
+    assert isinstance(inputs[0].args[0], complex) and inputs[0].args[0] == -1 + 0j
+    assert {type(i.args[2]) for i in inputs} == {bool}
+    assert verify(problem, problem.reference_solution_text()).verdict == "correct"
+    assert verify(problem, problem.wrong_solution_text()).verdict == "wrong"
