@@ -233,3 +233,16 @@ def test_report_shows_pass_rates_by_level_and_domain(tmp_path):
     assert "tpbench: pass rate by level" in text and "tpbench: pass rate by domain" in text
     assert text.count('src="data:image/png;base64,') >= 2 and "<img" in text
     assert "0/1" in text and "GPA" in text
+
+
+def test_check_flags_an_argument_that_never_varies(tmp_path):
+    import yaml
+
+    good = builtin_problem_dir() / "well-position-spread.yaml"
+    data = yaml.safe_load(good.read_text())
+    data["arguments"][2]["range"] = [1.0, 1.0]  # x0 pinned
+    data["tests"]["cases"] = [dict(c, x0=1.0) for c in data["tests"]["cases"]]
+    (tmp_path / "well-position-spread.yaml").write_text(yaml.safe_dump(data))
+    report = check_problems(tmp_path)
+    assert not report["ok"]
+    assert "argument 'x0' never varies" in report["problems"][0]["problems"][0]

@@ -43,6 +43,10 @@ def _check_one(path: Path) -> ProblemCheck:
         result.problems.append(str(exc))
         return result
     result.n_tests = len(inputs)
+    for i, arg in enumerate(problem.arguments):
+        if len({repr(inp.args[i]) for inp in inputs}) < 2:
+            result.problems.append(f"argument '{arg.name}' never varies across the tests: an "
+                                   "answer that ignores it cannot be caught")
     ref = verify(problem, problem.reference_solution_text())
     result.reference_verdict = ref.verdict
     if not ref.correct:
