@@ -332,3 +332,29 @@ def test_complex_bool_and_string_arguments():
     assert {type(i.args[2]) for i in inputs} == {bool}
     assert verify(problem, problem.reference_solution_text()).verdict == "correct"
     assert verify(problem, problem.wrong_solution_text()).verdict == "wrong"
+
+
+def test_sympy_answers_end_to_end():
+    """A problem whose answer is a symbolic expression: an equivalent form passes, a
+    different expression fails, and the reference outputs survive the cache."""
+    data = {
+        "id": "toy-symbolic", "version": 1, "title": "Symbolic", "level": 1,
+        "domain": "classical_mechanics", "statement": "s", "answer_requirements": "r",
+        "solution": "x",
+        "reference": "import sympy as sp\ndef energy(n):\n    t = sp.Symbol('t', positive=True)\n"
+                     "    return sp.sin(t) ** 2 * n + sp.cos(t) ** 2 * n",
+        "function": "energy",
+        "arguments": [{"name": "n", "type": "int", "range": [1, 4]}],
+        "tests": {"samples": 3, "seed": 1},
+        "limits": {"time_s": 20},
+    }
+    problem = problem_from_dict(data)
+    same = answer("import sympy as sp\ndef energy(n):\n    return sp.Integer(n)")
+    assert verify(problem, same).verdict == "correct"
+    other = answer("import sympy as sp\ndef energy(n):\n    t = sp.Symbol('t', positive=True)\n"
+                   "    return n * sp.cos(2 * t)")
+    assert verify(problem, other).verdict == "wrong"
+    from discoverygym.suites.tpbench import verifier
+
+    verifier._MEMORY_CACHE.clear()  # now from the cache file on disk
+    assert verify(problem, same).verdict == "correct"
