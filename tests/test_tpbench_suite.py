@@ -246,3 +246,16 @@ def test_check_flags_an_argument_that_never_varies(tmp_path):
     report = check_problems(tmp_path)
     assert not report["ok"]
     assert "argument 'x0' never varies" in report["problems"][0]["problems"][0]
+
+
+def test_changed_problems_bump_their_version():
+    """A change to what a solver or the verifier sees needs a new version (records and
+    caches carry id@vN). After a deliberate change: bump `version`, then run
+    `python -c "from discoverygym.suites.tpbench.problem import *;
+    write_fingerprints(builtin_problem_dir())"`."""
+    from discoverygym.suites.tpbench.problem import FINGERPRINTS_FILE
+
+    recorded = json.loads((builtin_problem_dir() / FINGERPRINTS_FILE).read_text())
+    for p in PROBLEMS:
+        assert p.key in recorded, f"{p.key}: new problem or version; record its fingerprint"
+        assert recorded[p.key] == p.fingerprint(), f"{p.id} changed: bump its version"

@@ -191,6 +191,33 @@ class Problem:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
+    def fingerprint(self) -> str:
+        """A hash of everything a solver or the verifier sees (statement, requirements,
+        reference, arguments, tests, tolerance, limits). A change to it must come with a
+        version bump; `tests/test_tpbench_suite.py` enforces that for the shipped set."""
+        import hashlib
+
+        payload = json.dumps({
+            "content": self.content_hash(), "statement": self.statement,
+            "answer_requirements": self.answer_requirements, "rtol": self.rtol,
+            "atol": self.atol, "time_limit_s": self.time_limit_s, "memory_mb": self.memory_mb,
+        }, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+FINGERPRINTS_FILE = "_fingerprints.json"
+
+
+def write_fingerprints(directory: str | Path) -> Path:
+    """Record `id@vN -> fingerprint` for every problem of a directory (run after adding
+    a problem or bumping a version; see the README)."""
+    directory = Path(directory)
+    table = {p.key: p.fingerprint() for p in load_problems(directory)}
+    path = directory / FINGERPRINTS_FILE
+    path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
 def _field_path(error: jsonschema.ValidationError) -> str:
     parts = [str(p) for p in error.absolute_path]
     return ".".join(parts) if parts else "(top level)"
