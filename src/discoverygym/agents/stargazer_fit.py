@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,11 +27,11 @@ from discoverygym.suites.stargazer.kepler import TWO_PI, rv_keplerian, solve_kep
 SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
 YEAR_DAYS = 365.25
 E_MAX = 0.9  # the fitter never goes beyond this eccentricity (the generator's cap)
-# Weak eccentricity prior in the least squares: -2 ln of the (1 - e)^(b - 1) factor of the
-# Beta(0.867, 3.03) distribution of exoplanet eccentricities (Kipping 2013, also the
-# generator's), to first order in e: E_PENALTY * e, i.e. E_PENALTY * (h^2 + k^2) in the
-# fitter's sqrt(e) cos/sin omega parameters. It counters the upward bias of the maximum-
-# likelihood e at low signal-to-noise; the reported likelihoods never include it.
+# Eccentricity prior in the least squares and the model comparison: -2 ln of the
+# (1 - e)^(b - 1) factor of the Beta(0.867, 3.03) distribution of exoplanet eccentricities
+# (Kipping 2013, also the generator's), i.e. -E_PENALTY ln(1 - e) per planet. It counters
+# the upward bias of the maximum-likelihood e at low signal-to-noise and the spurious
+# near-parabolic orbits that fit a few outlying points; log-likelihoods never include it.
 E_PENALTY = 2.0 * (3.03 - 1.0)
 # Bounds on sqrt(e) cos(omega), sqrt(e) sin(omega); e itself is capped at E_MAX in the model.
 _H_BOUND = math.sqrt(E_MAX)
@@ -127,8 +127,10 @@ class Fit:
     tags: dict[str, Any] = field(default_factory=dict)
 
     def bic(self, n_points: int) -> float:
-        """Bayesian information criterion, -2 ln L + k ln n."""
-        return -2.0 * self.log_likelihood + self.n_params * math.log(n_points)
+        """Bayesian information criterion, -2 ln L + k ln n, plus the eccentricity prior
+        penalty -E_PENALTY ln(1 - e) of each planet."""
+        return (-2.0 * self.log_likelihood + self.n_params * math.log(n_points)
+                + sum(-E_PENALTY * math.log1p(-min(p.e, E_MAX)) for p in self.planets))
 
     def submission(self, data: RVData) -> dict[str, Any]:
         """Arguments for the stargazer `submit` tool."""
@@ -279,13 +281,38 @@ def _clip_into(x: NDArray, lo: NDArray, hi: NDArray) -> NDArray:
     return np.clip(x, lo + 1e-9 * span, hi - 1e-9 * span)
 
 
+def eccentricity_penalty(h: NDArray[np.float64], k: NDArray[np.float64],
+                         weight: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Residuals whose squares sum to -weight ln(1 - e) per planet (e = h^2 + k^2, capped
+    at E_MAX), as r_h = h g(e), r_k = k g(e) with g^2 = -weight ln(1 - e) / e, which is
+    smooth at e = 0; and their derivatives with respect to h and k (the 2x2 block of
+    each planet, shape (N, 2, 2))."""
+    e_raw = h * h + k * k
+    e = np.minimum(e_raw, E_MAX)
+    small = e < 1e-4
+    e_safe = np.where(small, 0.5, e)
+    f = np.where(small, 1.0 + e / 2.0 + e * e / 3.0, -np.log1p(-e_safe) / e_safe)
+    df = np.where(small, 0.5 + 2.0 * e / 3.0,
+                  (e_safe / (1.0 - e_safe) + np.log1p(-e_safe)) / e_safe ** 2)
+    df = np.where(e_raw < E_MAX, df, 0.0)
+    g = np.sqrt(weight * f)
+    dg = weight * df / (2.0 * g)
+    res = np.stack([h * g, k * g], axis=1).ravel()
+    block = np.empty((len(h), 2, 2))
+    block[:, 0, 0] = g + 2.0 * h * h * dg
+    block[:, 0, 1] = 2.0 * h * k * dg
+    block[:, 1, 0] = 2.0 * h * k * dg
+    block[:, 1, 1] = g + 2.0 * k * k * dg
+    return res, block
+
+
 def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDArray[np.float64],
                           period_range: tuple[float, float], fixed: Sequence[Planet] = (),
                           max_nfev: int = 400,
                           e_penalty: float = E_PENALTY) -> tuple[list[Planet], float]:
     """Weighted least squares of the `start` planets (all five parameters each) with the
     `fixed` planets held and the offsets profiled, plus the eccentricity penalty
-    `e_penalty * e` per planet. Returns the planets and the penalised chi-square."""
+    `-e_penalty ln(1 - e)` per planet. Returns the planets and the penalised chi-square."""
     var = point_variance(data, jitter_ms)
     inv_sigma = 1.0 / np.sqrt(var)
     base = data.rv_ms - model_rv(data, fixed)
@@ -305,24 +332,38 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
         return cache[key]
 
     n_start = len(start)
-    root_pen = math.sqrt(max(e_penalty, 0.0))
-    pen_cols = np.array([5 * i + j for i in range(n_start) for j in (2, 3)])
-    pen_jac = np.zeros((2 * n_start, 5 * n_start))
-    pen_jac[np.arange(2 * n_start), pen_cols] = root_pen
+    lo, hi = _bounds(n_start, period_range)
+    lo = np.where(np.isfinite(lo), lo, -1e3)
+    hi = np.where(np.isfinite(hi), hi, 1e3)
+    weight_e = max(e_penalty, 1e-12)
+    idx_h = np.arange(n_start) * 5 + 2
+    rows = np.arange(n_start) * 2
+    # Levenberg-Marquardt (MINPACK) has no bounds but far less overhead per step than
+    # the bounded trust-region method. The model is evaluated at the parameters clipped
+    # into range, and a steep linear wall pushes any excursion back, so the residuals
+    # stay finite; e is capped inside the model and the e penalty keeps sqrt(e) cos/sin
+    # omega from drifting.
+    wall = 1e3
 
     def resid(x: NDArray) -> NDArray:
-        r = base - model(x)[0]
-        return np.concatenate([(r - project @ r) * inv_sigma, root_pen * x[pen_cols]])
+        xc = np.clip(x, lo, hi)
+        r = base - model(xc)[0]
+        pen, _ = eccentricity_penalty(xc[idx_h], xc[idx_h + 1], weight_e)
+        return np.concatenate([(r - project @ r) * inv_sigma, pen, wall * (x - xc)])
 
     def jac(x: NDArray) -> NDArray:
-        d = model(x)[1]
-        return np.vstack([-(d - project @ d) * inv_sigma[:, None], pen_jac])
+        xc = np.clip(x, lo, hi)
+        inside = (x == xc).astype(float)
+        d = model(xc)[1] * inside[None, :]
+        _, block = eccentricity_penalty(xc[idx_h], xc[idx_h + 1], weight_e)
+        pen_jac = np.zeros((2 * n_start, 5 * n_start))
+        for a in range(2):
+            for b in range(2):
+                pen_jac[rows + a, idx_h + b] = block[:, a, b]
+        return np.vstack([-(d - project @ d) * inv_sigma[:, None], pen_jac * inside[None, :],
+                          np.diag(wall * (1.0 - inside))])
 
-    lo, hi = _bounds(len(start), period_range)
     x0 = _clip_into(np.concatenate([p.params() for p in start]), lo, hi)
-    # Levenberg-Marquardt (MINPACK) without bounds: far less overhead per step than the
-    # bounded trust-region method; e is capped inside the model and the e penalty keeps
-    # sqrt(e) cos/sin omega from drifting, and the result is clipped into range
     sol = least_squares(resid, x0, jac=jac, method="lm", x_scale="jac", max_nfev=max_nfev,
                         xtol=1e-8, ftol=1e-9)
     x = _clip_into(sol.x, lo, hi)
@@ -332,20 +373,24 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
 
 def fit_planets(data: RVData, start: Sequence[Planet], period_range: tuple[float, float],
                 jitter_ms: NDArray[np.float64] | None = None, rounds: int = 3,
-                max_nfev: int = 200) -> Fit:
-    """Joint fit of all planets, alternating least squares with the jitter."""
+                max_nfev: int = 200, e_penalty: float = E_PENALTY) -> Fit:
+    """Joint fit of all planets, alternating least squares with the jitter (the
+    penalised least squares may trade a little likelihood for a lower e; `e_penalty`
+    as in `least_squares_planets`)."""
     jitter = np.zeros(data.n_inst) if jitter_ms is None else np.asarray(jitter_ms, dtype=float)
     planets = list(start)
     fit = evaluate(data, planets, jitter)
     for _ in range(rounds):
         planets, _ = least_squares_planets(data, planets, jitter, period_range,
-                                           max_nfev=max_nfev)
+                                           max_nfev=max_nfev, e_penalty=e_penalty)
         new = evaluate(data, planets, jitter)
-        jitter = new.jitter_ms
-        if abs(new.log_likelihood - fit.log_likelihood) < 1e-2:
-            fit = new
+        if not np.isfinite(new.log_likelihood):
             break
+        jitter = new.jitter_ms
+        converged = abs(new.log_likelihood - fit.log_likelihood) < 1e-2
         fit = new
+        if converged:
+            break
     return fit
 
 
@@ -540,6 +585,7 @@ def best_new_planet(data: RVData, current: Fit, settings: SearchSettings,
     fits = [fit_planets(data, [*current.planets, p], settings.period_range, current.jitter_ms,
                         max_nfev=settings.joint_nfev)
             for p in chosen]
+    fits = [f for f in fits if plausible(data, f)]
     fits.sort(key=lambda f: -f.log_likelihood)
     return fits
 
@@ -598,9 +644,23 @@ def alias_check(data: RVData, fit: Fit, settings: SearchSettings) -> Fit:
     best = fit
     for i in range(len(fit.planets)):
         for trial in alias_variants(data, best, settings, i, only_better=True):
-            if trial.log_likelihood > best.log_likelihood + 1e-3:
+            if trial.log_likelihood > best.log_likelihood + 1e-3 and plausible(data, trial):
                 best = trial
     return best
+
+
+def plausible(data: RVData, fit: Fit) -> bool:
+    """Whether a fit is physically sensible: a finite likelihood, no two planets closer
+    than a period ratio of 1.05, and every K between 1 cm/s and the data's full RV span
+    (least squares can merge two planets into a cancelling pair of huge amplitude, or
+    shrink one to nothing)."""
+    if not np.isfinite(fit.log_likelihood):
+        return False
+    span = float(np.ptp(data.rv_ms)) + float(np.max(data.err_ms))
+    if any(not 0.01 < p.K_ms < span for p in fit.planets):
+        return False
+    periods = sorted(p.P_days for p in fit.planets)
+    return all(b / a > 1.05 for a, b in zip(periods, periods[1:], strict=False))
 
 
 def same_periods(a: Fit, b: Fit, tol: float = 0.01) -> bool:
@@ -611,17 +671,29 @@ def same_periods(a: Fit, b: Fit, tol: float = 0.01) -> bool:
                                                                                   strict=True))
 
 
+CIRCULAR_PENALTY = 300.0  # an e penalty that keeps every orbit nearly circular (e < ~0.01)
+
+
 def alternative_fits(data: RVData, fit: Fit, settings: SearchSettings) -> list[Fit]:
     """Other models with the same planet count, most likely first: the runner-up
-    candidates of the search and every planet moved to each of its aliases and
-    harmonics (refitted jointly). Duplicates of `fit` or of each other are dropped."""
+    candidates of the search, the same planets on circular orbits, and every planet
+    moved to each of its aliases and harmonics (refitted jointly). Duplicates of `fit` or of each other are dropped."""
     pool = list(fit.tags.get("alternatives", []))
+    # all orbits circular: the maximum-likelihood e is biased high at low signal-to-noise
+    pool.append(fit_planets(data, [replace(p, e=min(p.e, 0.05)) for p in fit.planets],
+                            settings.period_range, fit.jitter_ms, max_nfev=settings.joint_nfev,
+                            e_penalty=CIRCULAR_PENALTY))
     for i in range(len(fit.planets)):
         pool += alias_variants(data, fit, settings, i, only_better=False)
     pool.sort(key=lambda f: -f.log_likelihood)
     out: list[Fit] = []
     for cand in pool:
-        if not same_periods(cand, fit) and not any(same_periods(cand, o) for o in out):
+        if not plausible(data, cand):
+            continue
+        circular = all(p.e < 0.02 for p in cand.planets)
+        if circular and not all(p.e < 0.02 for p in fit.planets):
+            out.append(cand)  # same periods, different shape: keep it
+        elif not same_periods(cand, fit) and not any(same_periods(cand, o) for o in out):
             out.append(cand)
     return out
 
@@ -637,6 +709,9 @@ def prune(data: RVData, fits: list[Fit], settings: SearchSettings) -> None:
             rest = [p for j, p in enumerate(fits[k].planets) if j != i]
             trials.append(fit_planets(data, rest, settings.period_range, fits[k].jitter_ms,
                                       max_nfev=settings.joint_nfev))
+        trials = [f for f in trials if plausible(data, f)]
+        if not trials:
+            continue
         best = max(trials, key=lambda f: f.log_likelihood)
         if best.log_likelihood > fits[k - 1].log_likelihood + 1e-3:
             best.tags["alternatives"] = [fits[k - 1], *fits[k - 1].tags.get("alternatives", [])]
