@@ -422,6 +422,9 @@ suite_available = importlib.util.find_spec("discoverygym.suites.gravity") is not
                                            ("modified_gravity_power_law", "MG197-PM"),
                                            ("kepler_3rd_law", "MG203")]),
     ("expert-uniform", "budget-obs-100", [("period", "A"), ("mass_star1", "A")]),
+    # A small budget still leaves room for the observation clusters.
+    ("expert-adaptive", "budget-obs-30", [("linear_drag", "DRAG2"),
+                                          ("modified_gravity_power_law", "MG203")]),
 ])
 def test_experts_on_the_real_suite(agent, protocol, pairs):
     from discoverygym.core import get_suite, make_agent
@@ -433,6 +436,7 @@ def test_experts_on_the_real_suite(agent, protocol, pairs):
         record = episode.record(agent=agent)
         assert record.passed, (agent, task_id, world_id, record.value, record.error)
         if protocol.startswith("budget"):
-            assert record.usage.observations <= 100
+            budget = int(protocol.rsplit("-", 1)[1])
+            assert record.usage.observations <= budget
             if agent == "expert-uniform":
-                assert record.usage.observations == 100
+                assert record.usage.observations == budget

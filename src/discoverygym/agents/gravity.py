@@ -136,7 +136,7 @@ class ExpertAdaptive:
             ExpertFull().solve(view)
             return
         window = briefing.window
-        coarse = plan.coarse_times(window, min(COARSE_COUNT, briefing.budget["remaining"]))
+        coarse = plan.coarse_times(window, _coarse_count(briefing))
         observe(view, coarse, briefing.per_call)
         track = observed_track(view, briefing)
         first = _try_model(track, briefing)
@@ -182,8 +182,12 @@ class ExpertAdaptive:
         elif task in FORCE_LAW_TASKS:
             gap = span / (4 * CLUSTER_COUNT)
             half = CLUSTER_COUNT // 2
-            picks = list(plan.spread_picks(t_disp, -sep, half, gap)) + list(
-                plan.spread_picks(t_disp, sep, CLUSTER_COUNT - half, gap))
+            close = plan.spread_picks(t_disp, -sep, half, gap)
+            wide = plan.spread_picks(t_disp, sep, CLUSTER_COUNT - half, gap)
+            # Alternate close and wide so that a small budget that affords only the first
+            # few clusters still spans the range of separations.
+            picks = [int(i) for pair in zip(close, wide, strict=False) for i in pair]
+            picks += [int(i) for i in (list(close[len(wide):]) + list(wide[len(close):]))]
         elif unbound:
             picks = list(plan.spread_picks(t_disp, -sep, 2, span / 20))
         else:
@@ -215,6 +219,16 @@ class ExpertAdaptive:
             times = np.linspace(centre - width, centre + width, ZOOM_COUNT) / to_s
             zooms.append(np.clip(times, *briefing.window))
         return zooms
+
+
+def _coarse_count(briefing: Briefing) -> int:
+    """Size of the first pass: COARSE_COUNT, or less on a small budget for tasks that
+    need observation clusters, so that at least half the budget is left for them."""
+    remaining = int(briefing.budget["remaining"])
+    if briefing.task_id in CLUSTER_ONLY_TASKS:
+        cluster_cost = CLUSTER_COUNT * (CLUSTER_SIZE - 1)
+        return min(COARSE_COUNT, max(remaining - cluster_cost, remaining // 2))
+    return min(COARSE_COUNT, remaining)
 
 
 def _periastron_width(orbit: Any) -> float:
