@@ -138,7 +138,10 @@ def test_output_times_are_hit_exactly_whatever_the_chunking():
     omega0 = fs.double_shear_layer(32, thickness=0.2, amplitude=0.4)
     direct = fs.simulate(omega0, [3.0], nu=NU).omega_hat[-1]
     chunked = fs.simulate(omega0, [0.4, 1.1, 1.7, 3.0], nu=NU).omega_hat[-1]
-    assert np.max(np.abs(direct - chunked)) < 1e-7 * np.max(np.abs(direct))
+    # the step is re-chosen per chunk, so the two differ by the scheme's time-step error
+    assert np.max(np.abs(direct - chunked)) < 1e-5 * np.max(np.abs(direct))
+    assert np.allclose(fs.simulate(omega0, [0.4, 1.1, 1.7, 3.0], nu=NU).times,
+                       [0.4, 1.1, 1.7, 3.0])
 
 
 def test_point_evaluation_is_the_exact_fourier_series():
