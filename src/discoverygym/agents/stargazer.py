@@ -133,8 +133,11 @@ def data_seed(data: RVData) -> int:
 
 class NestedSamplingAgent:
     """Planet count by nested-sampling evidence (dynesty), periods proposed by the
-    greedy periodogram search; submits the chosen model's best fit, then falls back on
-    the other counts by evidence."""
+    greedy periodogram search (which stops one planet past its BIC choice, so the
+    evidence can pick at most one more planet than the BIC, and at most `max_planets`);
+    evidences are computed for 0, 1, 2, ... planets until a planet no longer raises ln Z
+    by LN_Z_GAIN. Submits the chosen model's best fit, then the other counts by
+    evidence, with the same use of the feedback as `classical`."""
 
     max_planets = 4      # largest model whose evidence is computed
     nlive = 60

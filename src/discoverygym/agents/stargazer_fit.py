@@ -585,9 +585,11 @@ def best_new_planet(data: RVData, current: Fit, settings: SearchSettings,
     fits = [fit_planets(data, [*current.planets, p], settings.period_range, current.jitter_ms,
                         max_nfev=settings.joint_nfev)
             for p in chosen]
-    fits = [f for f in fits if plausible(data, f)]
     fits.sort(key=lambda f: -f.log_likelihood)
-    return fits
+    kept = [f for f in fits if plausible(data, f)]
+    if not kept and not current.planets:
+        kept = [f for f in fits if np.isfinite(f.log_likelihood)][:1]  # always one planet
+    return kept
 
 
 def alias_variants(data: RVData, fit: Fit, settings: SearchSettings, i: int,
@@ -651,12 +653,14 @@ def alias_check(data: RVData, fit: Fit, settings: SearchSettings) -> Fit:
 
 def plausible(data: RVData, fit: Fit) -> bool:
     """Whether a fit is physically sensible: a finite likelihood, no two planets closer
-    than a period ratio of 1.05, and every K between 1 cm/s and the data's full RV span
-    (least squares can merge two planets into a cancelling pair of huge amplitude, or
+    than a period ratio of 1.05, and every K between 1 cm/s and five times the data's
+    RV span (least squares can merge two planets into a cancelling pair of huge amplitude, or
     shrink one to nothing)."""
     if not np.isfinite(fit.log_likelihood):
         return False
-    span = float(np.ptp(data.rv_ms)) + float(np.max(data.err_ms))
+    # an eccentric orbit's extremes may fall between the epochs: allow K well above
+    # the observed span, but not the runaway amplitudes of a cancelling pair
+    span = 5.0 * (float(np.ptp(data.rv_ms)) + float(np.max(data.err_ms)))
     if any(not 0.01 < p.K_ms < span for p in fit.planets):
         return False
     periods = sorted(p.P_days for p in fit.planets)
