@@ -1,0 +1,109 @@
+"""The quantum world through the suite: seeded packets within their floors, measurement
+runs that collapse and restart, truth independent of measurements, bad input refused
+without charge, and the two baselines."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+
+from discoverygym.agents import mad_fluid_quantum as agents
+from discoverygym.core import get_suite
+from discoverygym.suites.mad import quantum_solver as qs
+from discoverygym.suites.mad import quantum_world as qw
+
+
+def episode(law: str, seed: int = 0):
+    return get_suite("mad").episode(f"quantum-{law}", seed=seed)
+
+
+def test_packets_respect_the_ranges_and_floors():
+    for seed in range(40):
+        p = qw.sample_packets(seed)
+        assert qw.MASS_FLOOR <= p.masses[0] <= 1.0 and qw.MASS_FLOOR <= p.masses[1] <= 5.0
+        assert all(qw.WIDTH_FLOOR <= w <= 1.0 for w in p.widths)
+        assert all(abs(c) <= qw.MOMENTUM_CAP for m in p.momenta for c in m)
+        for mean, width in zip(p.means, p.widths, strict=True):
+            assert 0 <= mean[0] <= 4.0 - width + 1e-12 and 0 <= mean[1] <= 4.5 - width + 1e-12
+
+
+def test_laws_set_born_power_and_entanglement():
+    assert qw.QuantumWorld(seed=0, law="combined").born_power == 1.0
+    assert qw.QuantumWorld(seed=0, law="combined").coupling == 25.0
+    normal = qw.QuantumWorld(seed=0, law="normal").initial_state()
+    product = np.outer(*[qs.gaussian_packet(qs.QuantumGrid(), *args) for args in zip(
+        qw.sample_packets(0).means, qw.sample_packets(0).widths, qw.sample_packets(0).momenta,
+        strict=True)])
+    assert np.allclose(normal, product, atol=1e-14)
+    # the entangled state is no longer a product: rank > 1
+    entangled = qw.QuantumWorld(seed=0, law="lambda15").initial_state()
+    singular = np.linalg.svd(entangled, compute_uv=False)
+    assert singular[1] > 1e-3 * singular[0]
+
+
+def test_runs_collapse_and_restart_from_the_initial_state():
+    ep = episode("lambda5", seed=1)
+    view = ep.view()
+    first = view.call("measure", {"t": 12.0, "what": 1, "fidelity": "high"})
+    again = view.call("measure", {"t": 12.0, "what": 1, "fidelity": "high"})
+    # collapse: the repeated measurement finds the same cell
+    h = qs.QuantumGrid().spacing
+    assert np.all(np.abs(np.array(first.data["values"]) - again.data["values"]) < h + 0.01)
+    truth_before = ep._world.truth_at_queries().copy()
+    assert not view.call("restart_measurements", {}).is_error
+    assert view.workspace()["budget_remaining"] == qw.BUDGET
+    # the truth is the undisturbed world's, whatever was measured
+    assert np.array_equal(ep._world.truth_at_queries(), truth_before)
+    fresh = qw.QuantumWorld(seed=1, law="lambda5").truth_at_queries()
+    assert np.allclose(fresh, truth_before, atol=1e-12)
+    for _ in range(3):
+        assert not view.call("restart_measurements", {}).is_error
+    refused = view.call("restart_measurements", {})
+    assert refused.is_error and "Nothing was charged" in refused.text
+
+
+def test_bad_measurements_are_refused_without_charge():
+    view = episode("normal").view()
+    for what in (0, 3, "1", [1], 1.5, None):
+        result = view.call("measure", {"t": 1.0, "what": what, "fidelity": "low"})
+        assert result.is_error, what
+        assert view.workspace()["budget_remaining"] == qw.BUDGET
+    assert view.call("measure", {"t": 31.0, "what": 1, "fidelity": "low"}).is_error
+    assert view.call("measure", {"t": 1.0, "what": 2, "fidelity": "ultra"}).is_error
+    assert view.workspace()["budget_remaining"] == qw.BUDGET
+    assert not view.call("end_measurements", {}).is_error
+    bad = view.call("predict", {"predictions": [0.1, 0.2]})
+    assert bad.is_error and "Nothing was charged" in bad.text
+
+
+def test_queries_are_probabilities_after_t_max():
+    world = qw.QuantumWorld(seed=3, law="p3")
+    truth = world.truth_at_queries()
+    assert np.all((truth >= 0) & (truth <= 1))
+    for q in world.queries():
+        assert q["t"] > qw.T_MAX and q["particle"] in (1, 2)
+        x0, x1, y0, y1 = q["region"]
+        assert -5 <= x0 < x1 <= 5 and -5 <= y0 < y1 <= 5
+    assert np.allclose(world.reference_prediction(),
+                       [(q["region"][1] - q["region"][0]) * (q["region"][3] - q["region"][2])
+                        / 100 for q in world.queries()])
+
+
+def errors(law: str, agent_class: type, seeds: range) -> list[float]:
+    out = []
+    for seed in seeds:
+        ep = episode(law, seed)
+        agent_class().solve(ep.view())
+        record = ep.record(agent="test")
+        assert record.value is not None
+        out.append(record.value)
+    return out
+
+
+def test_empirical_beats_uniform_on_average():
+    seeds = range(6)
+    uniform = errors("normal", agents.QuantumUniform, seeds)
+    empirical = errors("normal", agents.QuantumEmpirical, seeds)
+    # a modest edge, mostly from knowing the particles stay in the well (see README)
+    assert statistics.fmean(empirical) < statistics.fmean(uniform)
