@@ -278,6 +278,16 @@ def test_classical_agent_follows_the_count_feedback_and_ends():
     assert len(view.submissions) <= 5 and view.done
 
 
+def test_classical_agent_adds_planets_when_every_count_is_wrong():
+    # the judge says four planets: the agent's 1-3 planet models all fail on count, so
+    # it keeps adding planets past the BIC gate until the count is right
+    view = FakeView(two_planet_workspace(), [3.3, 6.2, 13.0, 47.0], limit=8)
+    ClassicalAgent().solve(view)
+    counts = [len(s["planets"]) for s in view.submissions]
+    assert counts[:3] == [2, 3, 1] and counts[3] == 4
+    assert len(view.submissions) <= 8 and view.done
+
+
 def test_classical_agent_never_submits_past_the_limit():
     view = FakeView(two_planet_workspace(), [3.3, 13.0, 29.0], limit=2)
     ClassicalAgent().solve(view)

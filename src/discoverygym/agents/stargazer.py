@@ -23,6 +23,7 @@ from .stargazer_fit import (
     Fit,
     RVData,
     SearchSettings,
+    add_planet,
     alternative_fits,
     greedy_search,
     select_by_bic,
@@ -62,8 +63,9 @@ class Submitter:
     """Submits fits in order of planet count and uses the feedback: when a submission
     gets the count right but fails another criterion, the count is kept and the other
     models with that count (aliases, harmonics, runner-ups) are tried, most likely first;
-    when the count is wrong, the next count in the ranking is tried. Ends the episode
-    when nothing is left to try. `log` keeps (arguments, criteria) per submission."""
+    when the count is wrong, the next count in the ranking is tried, and when every
+    count fitted so far was wrong, more planets are added. Ends the episode when
+    nothing is left to try. `log` keeps (arguments, criteria) per submission."""
 
     def __init__(self, view: Any, data: RVData, settings: SearchSettings) -> None:
         self.view, self.data, self.settings = view, data, settings
@@ -79,21 +81,37 @@ class Submitter:
         return info
 
     def run(self, fits: Sequence[Fit], order: Sequence[int]) -> None:
+        fits = list(fits)
+        count_seen = False
         for k in order:
             if self.view.done or k < 1 or k >= len(fits):
                 continue
-            info = self.submit(fits[k])
-            if info is None:
-                continue
-            if info.get("passed") or self.view.done:
+            count_seen = self.judge(fits[k])
+            if count_seen or self.view.done:
                 break
-            criteria = info.get("criteria", {})
-            if criteria.get("count"):
-                if not criteria.get("match"):
-                    self.try_alternatives(fits[k])
-                break
+        # every count tried was wrong: the system has more planets than the models so
+        # far, so keep adding planets (past the BIC gate) while submissions remain
+        while (not count_seen and not self.view.done
+               and len(fits) - 1 < self.settings.max_planets
+               and add_planet(self.data, fits, self.settings)):
+            count_seen = self.judge(fits[-1])
         if not self.view.done:
             self.view.call("end", {})
+
+    def judge(self, fit: Fit) -> bool:
+        """Submit a fit; when its count is right but its planets are not, try the other
+        models with that count. True when the count was right (or the task passed)."""
+        info = self.submit(fit)
+        if info is None:
+            return False
+        if info.get("passed"):
+            return True
+        criteria = info.get("criteria", {})
+        if criteria.get("count"):
+            if not criteria.get("match"):
+                self.try_alternatives(fit)
+            return True
+        return False
 
     def try_alternatives(self, fit: Fit) -> None:
         for alt in alternative_fits(self.data, fit, self.settings):

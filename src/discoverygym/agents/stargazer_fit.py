@@ -722,6 +722,20 @@ def prune(data: RVData, fits: list[Fit], settings: SearchSettings) -> None:
             fits[k - 1] = best
 
 
+def add_planet(data: RVData, fits: list[Fit], settings: SearchSettings,
+               freq: NDArray[np.float64] | None = None) -> bool:
+    """Append the best model with one planet more than the last of `fits` (in place),
+    alias-checked, with its runner-ups as alternatives. False when no candidate is left."""
+    freq = frequency_grid(data, settings.period_range) if freq is None else freq
+    candidates = best_new_planet(data, fits[-1], settings, freq)
+    if not candidates:
+        return False
+    new = alias_check(data, candidates[0], settings)
+    new.tags["alternatives"] = candidates[1:]
+    fits.append(new)
+    return True
+
+
 def greedy_search(data: RVData, settings: SearchSettings) -> list[Fit]:
     """Fits with 0, 1, 2, ... planets added greedily. Planets are added while the BIC
     drops by more than `settings.delta_bic`; `settings.extra_planets` more models are
@@ -732,13 +746,9 @@ def greedy_search(data: RVData, settings: SearchSettings) -> list[Fit]:
     fits = [evaluate(data, [])]
     rejected = 0
     while len(fits) - 1 < settings.max_planets:
-        candidates = best_new_planet(data, fits[-1], settings, freq)
-        if not candidates:
+        if not add_planet(data, fits, settings, freq):
             break
-        new = alias_check(data, candidates[0], settings)
-        new.tags["alternatives"] = candidates[1:]
-        fits.append(new)
-        if fits[-2].bic(data.n) - new.bic(data.n) <= settings.delta_bic:
+        if fits[-2].bic(data.n) - fits[-1].bic(data.n) <= settings.delta_bic:
             rejected += 1
             if rejected > settings.extra_planets:
                 break
