@@ -124,6 +124,15 @@ def test_single_eccentric_planet_recovered():
     assert math.cos(p.omega_rad - 2.0) > 0.9
 
 
+def test_fit_leaves_an_exactly_circular_start():
+    # sqrt(e) cos/sin omega have zero gradient at e = 0: a circular start must not stay
+    # circular when the data say e = 0.1 at high signal-to-noise
+    data, _ = synthetic([(2.03, 48.0, 0.1, 1.0, 2.0)], n=55, baseline_days=8.0, sigma_ms=0.8,
+                        seed=23)
+    fit = fit_planets(data, [Planet(2.03, 48.0, 0.0, 0.0, 2.0)], (1.0, 100.0))
+    assert abs(fit.planets[0].e - 0.1) < 0.02
+
+
 def test_two_planets_recovered():
     truths = [(5.1, 10.0, 0.1, 0.5, 3.0), (43.0, 6.0, 0.3, 4.0, 1.0)]
     data, _ = synthetic(truths, n=90, baseline_days=220.0, sigma_ms=1.5, seed=5)

@@ -364,6 +364,10 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
                           np.diag(wall * (1.0 - inside))])
 
     x0 = _clip_into(np.concatenate([p.params() for p in start]), lo, hi)
+    # sqrt(e) cos/sin omega have zero gradient at e = 0 exactly: start circular orbits
+    # at e = 0.01 (omega = 0) so that the fit can leave them
+    e0 = x0[idx_h] ** 2 + x0[idx_h + 1] ** 2
+    x0[idx_h] = np.where(e0 < 1e-4, 0.1, x0[idx_h])
     sol = least_squares(resid, x0, jac=jac, method="lm", x_scale="jac", max_nfev=max_nfev,
                         xtol=1e-8, ftol=1e-9)
     x = _clip_into(sol.x, lo, hi)
