@@ -202,3 +202,32 @@ def test_weak_level_is_loud():
 
     assert "WEAK SANDBOX" in weak_warning("rlimits-only")
     assert isolation_level() in STRONG
+
+
+@pytest.mark.parametrize("level", STRONG)
+def test_an_interpreter_under_tmp_still_works(level, tmp_path):
+    """The sandbox's private /tmp must not cover an interpreter (a venv, a CI checkout)
+    that lives under the host's /tmp; that used to drop a fresh clone in /tmp to the
+    weak level."""
+    import subprocess
+    import sys
+
+    from discoverygym.sandbox.isolation import Layout, sandbox_command
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    assert python.startswith("/tmp/")
+    config = SandboxConfig(python=python)
+    layout = Layout.create(level, config)
+    try:
+        cmd, _, env = sandbox_command(level, config, layout, [
+            python, "-I", "-c", "import os, sys; print(sys.prefix, sorted(os.listdir('/tmp')))"])
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        layout.cleanup()
+    assert done.returncode == 0, done.stderr
+    prefix = done.stdout.split()[0]
+    assert prefix == str(venv)
+    # the host's /tmp is not visible: only the path down to the venv exists there
+    assert done.stdout.split(maxsplit=1)[1].strip() == repr([tmp_path.parts[2]])

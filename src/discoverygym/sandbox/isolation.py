@@ -273,6 +273,9 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
         cmd.append("--unshare-user")
     exposed = exposed_paths(config)
     hidden = hidden_paths(config)
+    # The private /tmp goes first: bwrap applies mounts in order, so binding /tmp after
+    # the interpreter would hide a venv or checkout that lives under /tmp.
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--bind", str(layout.tmp), "/tmp"]
     # bwrap creates missing parent directories as 0700; the sandbox's unprivileged uid
     # must be able to traverse them, so create them explicitly as 0755 first.
     parents: list[str] = []
@@ -293,9 +296,7 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     for path in exposed:  # re-expose what a mask covered (a venv inside a hidden tree)
         if any(_under(path, m) and path != m for m in masked):
             cmd += ["--ro-bind", path, path]
-    cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--bind", str(layout.tmp), "/tmp", "--bind", str(layout.home), SANDBOX_HOME,
-            "--chdir", SANDBOX_HOME]
+    cmd += ["--bind", str(layout.home), SANDBOX_HOME, "--chdir", SANDBOX_HOME]
     return cmd + inner
 
 
@@ -311,6 +312,8 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
         lines.append(f'mount --rbind {q(path)} "$R"{q(path)}')
         lines.append(f'mount -o remount,bind,ro "$R"{q(path)} 2>/dev/null || true')
 
+    # Private /tmp first (see _bwrap_argv): a venv under /tmp is bound on top of it.
+    lines += ['mkdir -p "$R/tmp"', f'mount --bind {q(str(layout.tmp))} "$R/tmp"']
     for path in exposed:
         bind_ro(path)
     for target, link in _symlinked_system_dirs():
@@ -325,8 +328,7 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
               'mount -t proc proc "$R/proc"']
     for dev in _DEVICES:
         lines += [f'touch "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
-    lines += [f'mount --bind {q(str(layout.tmp))} "$R/tmp"',
-              f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}',
+    lines += [f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}',
               f'exec {q(shutil.which("chroot") or "/usr/sbin/chroot")} "$R" ' + " ".join(q(a) for a in inner)]
     cmd = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
            "--propagation", "private"]
