@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
+from discoverygym.cli import app as main_app
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 from discoverygym.suites.tpbench import TPBenchSuite, parse_levels
 from discoverygym.suites.tpbench.check import check_problems
-from discoverygym.suites.tpbench.cli import tpbench_app
 from discoverygym.suites.tpbench.problem import DOMAINS, builtin_problem_dir, load_problems
 from discoverygym.suites.tpbench.scoring import (
     grade_points,
@@ -207,7 +207,8 @@ def test_check_cli_reports_broken_files(tmp_path):
     no_discrimination = dict(data, id="same-wrong", plausible_wrong=data["reference"])
     (tmp_path / "same-wrong.yaml").write_text(yaml.safe_dump(no_discrimination))
     (tmp_path / "invalid.yaml").write_text(yaml.safe_dump(dict(data, id="invalid", level=9)))
-    result = CliRunner().invoke(tpbench_app, ["check", str(tmp_path), "--json"])
+    # through the main command, as `discoverygym tpbench check DIR --json`
+    result = CliRunner().invoke(main_app, ["tpbench", "check", str(tmp_path), "--json"])
     assert result.exit_code == 1
     entries = {p["file"].rsplit("/", 1)[-1]: p for p in json.loads(result.stdout)["problems"]}
     assert entries["well-position-spread.yaml"]["ok"]

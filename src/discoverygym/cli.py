@@ -269,6 +269,12 @@ def _mount_subcommands() -> None:
         app.add_typer(package_app, name="package")
     except ImportError:  # pragma: no cover
         pass
+    try:
+        from .suites.tpbench.cli import tpbench_app
+
+        app.add_typer(tpbench_app, name="tpbench")
+    except ImportError:  # pragma: no cover - the tpbench extra (pyyaml) is missing
+        pass
 
 
 _mount_subcommands()
