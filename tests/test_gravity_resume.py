@@ -1,0 +1,90 @@
+"""A real `discoverygym run gravity` killed mid-way (SIGKILL, no cleanup) and finished
+with `--resume`: every pair ends with exactly one record, the records written before
+the crash are kept as they were, and the results equal an uninterrupted run's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from discoverygym.core import episode_key, get_suite
+from discoverygym.run import read_records, run_episodes
+
+# Every published pair on world A (47): enough episodes that the kill lands mid-run.
+WORLDS = "A"
+AGENT = "expert-adaptive"
+PROTOCOL = "budget-obs-100"
+
+
+def _cli(out, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "discoverygym.cli", "run", "gravity", "--agent", AGENT,
+            "--protocol", PROTOCOL, "--worlds", WORLDS, "--executor", "serial",
+            "--workers", "1", "--quiet", "--out", str(out), *extra]
+
+
+def _key(record: dict) -> str:
+    return episode_key(record["suite"], record["task_id"], record["seed"], record["options"])
+
+
+def _comparable(record: dict) -> dict:
+    """A record without the fields that legitimately differ between runs (timings)."""
+    record = dict(record)
+    record["usage"] = {k: v for k, v in record["usage"].items() if k != "wall_s"}
+    return record
+
+
+def test_killed_gravity_run_resumes_without_duplicates(tmp_path):
+    specs = get_suite("gravity").plan(protocol=PROTOCOL, worlds=WORLDS)
+    planned = len(specs)
+    assert planned > 40
+    out = tmp_path / "run"
+    records_path = out / "records.jsonl"
+
+    # The uninterrupted reference (in-process, same executor) also warms the world
+    # cache, so the killed run spends its time on episodes rather than on REBOUND.
+    reference = run_episodes(specs, out_dir=tmp_path / "reference", agent=AGENT,
+                             executor="serial", show_progress=False).records
+
+    proc = subprocess.Popen(_cli(out), start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if records_path.exists() and len(read_records(records_path)) >= 3:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()}"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+
+    before = read_records(records_path)
+    assert 3 <= len(before) < planned
+    with records_path.open("a") as fh:  # a torn line, as a crash mid-write leaves
+        fh.write('{"suite": "gravity", "task_id": "per')
+
+    # Without --resume the CLI refuses to write into a run that already has records.
+    refused = subprocess.run(_cli(out), capture_output=True, text=True)
+    assert refused.returncode != 0 and "--resume" in refused.stdout + refused.stderr
+    assert read_records(records_path) == before
+
+    subprocess.run(_cli(out, "--resume"), check=True, capture_output=True)
+
+    # The torn line was cut before the first new record: every line is a whole record.
+    parsed = [json.loads(line) for line in records_path.read_text().splitlines()]
+    keys = [_key(r) for r in parsed]
+    assert len(parsed) == planned and len(set(keys)) == planned
+    assert set(keys) == {episode_key(s.suite, s.task_id, s.seed, s.options) for s in specs}
+    assert parsed[:len(before)] == before  # what was written before the crash is kept
+
+    by_key = {_key(r): _comparable(r) for r in reference}
+    assert all(_comparable(r) == by_key[_key(r)] for r in parsed)
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_episodes"] == planned
+    assert summary["n_passed"] == sum(r["passed"] for r in reference)
+    run_info = json.loads((out / "run.json").read_text())
+    assert "resumed_from" in run_info
