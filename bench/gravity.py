@@ -7,7 +7,9 @@ Prints one JSON object:
   microseconds, through `Episode.call` (validation, interpolation, bookkeeping);
 - if the scripted agent `expert-uniform` exists: the wall time and pass rate of the
   full 206-pair budget-obs-100 run through `discoverygym.run.run_episodes` (process
-  executor, 2 workers, warm cache), median of a few runs.
+  executor, 2 workers, warm cache), median of a few runs;
+- the machine's CPU count and its load average before and after, so that figures
+  taken while other work ran are labelled as such.
 
 Usage: .venv/bin/python bench/gravity.py [--repeats N] [--skip-run]"""
 
@@ -91,6 +93,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-run", action="store_true", help="skip the 206-episode run")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     cold, warm, imports, rows = [], [], [], 0
     with tempfile.TemporaryDirectory() as warm_cache:
@@ -119,6 +122,14 @@ def main() -> None:
         }
         if not args.skip_run:
             result["full_run"] = _full_run(args.repeats)
+    cpus = os.cpu_count() or 1
+    load_after = os.getloadavg()[0]
+    result["machine"] = {
+        "cpus": cpus, "load_1m_before": round(load_before, 2),
+        "load_1m_after": round(load_after, 2),
+        # Load from other processes slows every figure above; flag it rather than hide it.
+        "under_load": max(load_before, load_after) > 0.5 * cpus,
+    }
     print(json.dumps(result, indent=2))
 
 
