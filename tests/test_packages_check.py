@@ -175,3 +175,45 @@ def test_hand_written_published_package_loads_checks_and_runs(tmp_path):
                  show_progress=False)
     rec = read_records(tmp_path / "run" / "records.jsonl")[0]
     assert rec["passed"] is False and rec["value"] == -1.0
+
+
+RV = CATALOG / "rv-holdout-forecast"
+
+
+def _rv_copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "rv"
+    shutil.copytree(RV, dst)
+    return dst
+
+
+def test_table_ground_truth_rows_leaked_into_data(tmp_path):
+    # The query table shares its times with the hidden table (that is allowed); adding
+    # the hidden rv_ms column to it is a leak.
+    root = _rv_copy(tmp_path)
+    truth = (root / "evaluation/ground_truth/system_b/predictions.csv").read_text()
+    (root / "problem/data/system_b/query.csv").write_text(truth)
+    findings = check_package(root, dynamic=False)
+    assert [f.rule for f in findings] == ["firewall"]
+    assert "rows of the ground-truth tables" in findings[0].message
+    assert findings[0].path == "problem/data/system_b/query.csv"
+
+
+def test_one_ground_truth_row_in_prose_is_a_leak(tmp_path):
+    root = _rv_copy(tmp_path)
+    rows = (root / "evaluation/ground_truth/system_a/predictions.csv").read_text().splitlines()
+    row = next(r for r in rows[1:] if not float(r.split(",")[2]).is_integer())
+    readme = root / "problem/README.md"
+    readme.write_text(readme.read_text() + f"\nFor example: {row}\n")
+    findings = check_package(root, dynamic=False)
+    assert [(f.rule, f.path) for f in findings] == [("firewall", "problem/README.md")]
+
+
+def test_shared_key_column_alone_is_not_a_leak(tmp_path):
+    # Times of the held-out epochs appear in query.csv by design; quoting a few in the
+    # README is no leak either.
+    root = _rv_copy(tmp_path)
+    times = [line.split(",")[0] for line in
+             (root / "problem/data/system_a/query.csv").read_text().splitlines()[1:6]]
+    readme = root / "problem/README.md"
+    readme.write_text(readme.read_text() + "\nFirst query times: " + ", ".join(times) + "\n")
+    assert check_package(root, dynamic=False) == []

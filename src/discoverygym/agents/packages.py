@@ -55,9 +55,46 @@ def _solve_drag(view: EpisodeView, data: Path, instances: list[str]) -> None:
                                  "content": json.dumps({"tau_s": tau})})
 
 
+def rv_forecast(train_csv: Path, query_csv: Path) -> list[tuple[float, str, float]]:
+    """Greedy periodogram + Keplerian search (the stargazer classical fitter), planet
+    count by BIC, then the model with per-instrument offsets at the query epochs."""
+    import csv
+
+    from ..suites.stargazer.kepler import rv_keplerian
+    from .stargazer_fit import RVData, SearchSettings, greedy_search, select_by_bic
+
+    rows = list(csv.DictReader(train_csv.open()))
+    data = RVData.from_arrays([float(r["time_days"]) for r in rows],
+                              [float(r["rv_ms"]) for r in rows],
+                              [float(r["err_ms"]) for r in rows], [r["instrument"] for r in rows])
+    settings = SearchSettings(period_range=(1.1, 2.0 * max(data.baseline_days, 10.0)),
+                              max_planets=4, delta_bic=10.0, extra_planets=0)
+    fits = greedy_search(data, settings)
+    fit = fits[select_by_bic(fits, data.n, delta_bic=10.0)]
+    out = []
+    for q in csv.DictReader(query_csv.open()):
+        t = float(q["time_days"])
+        rv = sum(float(rv_keplerian(t, p.P_days, p.K_ms, p.e, p.omega_rad, p.l_rad,
+                                    data.t_ref_days)) for p in fit.planets)
+        label = q["instrument"]
+        offset = fit.offsets_ms[data.inst_labels.index(label)] if label in data.inst_labels \
+            else 0.0
+        out.append((t, label, rv + float(offset)))
+    return out
+
+
+def _solve_rv(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    for name in instances:
+        rows = rv_forecast(data / "data" / name / "rv_train.csv", data / "data" / name / "query.csv")
+        text = "time_days,instrument,rv_ms\n" + "".join(f"{t:.6f},{lab},{rv:.5f}\n"
+                                                         for t, lab, rv in rows)
+        view.call("write_file", {"path": f"{name}/predictions.csv", "content": text})
+
+
 SOLVERS: dict[str, Callable[[EpisodeView, Path, list[str]], None]] = {
     "Infer the force law of an altered-gravity binary": _solve_force_law,
     "Measure the drag timescale of a decaying binary": _solve_drag,
+    "Forecast held-out radial velocities of planet-hosting stars": _solve_rv,
 }
 
 

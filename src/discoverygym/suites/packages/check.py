@@ -20,6 +20,7 @@ REQUIRED = ("metadata.json", "problem", "problem/README.md", "evaluation",
             "evaluation/evaluator.py", "evaluation/ground_truth", "environment", "licenses")
 README_SECTIONS = ("scientific problem", "task objective", "dataset", "evaluation metric",
                    "output format", "submission")
+TABLE_SUFFIXES = {".csv", ".tsv", ".dat"}
 TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".py", ".yaml", ".yml", ".dat", ""}
 DOI = re.compile(r"\b10\.\d{4,9}/\S+")
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -121,11 +122,19 @@ def firewall_findings(pkg: Package) -> list[Finding]:
     hidden_names = {p.name for p in pkg.evaluation_dir.rglob("*") if p.is_file()
                     and gt_dir not in p.parents and p.name != "evaluator.py"
                     and len(p.name) > 6}
+    # Ground truth as values (JSON, text) and as table rows (CSV/TSV): a table's key
+    # columns (times, ids) legitimately reappear in problem/, a whole row must not.
     truth_numbers: set[float] = set()
+    truth_rows: list[set[float]] = []
     gt = pkg.evaluation_dir / "ground_truth"
     if gt.exists():
         for f in _text_files(gt):
-            truth_numbers |= informative_numbers(f.read_text(errors="replace"))
+            text = f.read_text(errors="replace")
+            if f.suffix.lower() in TABLE_SUFFIXES:
+                truth_rows += [row for row in map(informative_numbers, text.splitlines())
+                               if len(row) >= 2]
+            else:
+                truth_numbers |= informative_numbers(text)
     for f in _text_files(problem):
         rel = str(f.relative_to(pkg.root))
         text = f.read_text(errors="replace")
@@ -140,13 +149,20 @@ def firewall_findings(pkg: Package) -> list[Finding]:
         for name in hidden_names:
             if name in text:
                 out.append(Finding("firewall", rel, f"names the hidden file {name!r}"))
+        is_table = f.suffix.lower() in TABLE_SUFFIXES
         if truth_numbers:
             leaked = _shared(truth_numbers, text)
             # Data tables hold many numbers; one coincidence there is not a leak.
-            is_table = f.suffix.lower() in (".csv", ".tsv", ".dat")
             if leaked and (not is_table or len(leaked) >= 3):
                 out.append(Finding("firewall", rel,
                                    f"contains ground-truth values {sorted(leaked)[:3]}"))
+        if truth_rows:
+            lines = [informative_numbers(line) for line in text.splitlines()]
+            copied = sum(any(row <= line for line in lines) for row in truth_rows)
+            # In prose one copied row is a leak; a data table may share a few by chance.
+            if copied >= (min(3, len(truth_rows)) if is_table else 1):
+                out.append(Finding("firewall", rel,
+                                   f"contains {copied} rows of the ground-truth tables"))
     return out
 
 
