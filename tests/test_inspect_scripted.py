@@ -193,3 +193,56 @@ def test_expert_full_obs(tmp_path):
                          out_dir=tmp_path / "run").records
     assert record["passed"], (record["answer"], record["error"])
     assert [t["tool"] for t in record["details"]["tool_log"]] == ["python", "python", "submit"]
+
+
+def test_tpbench_holistic_grade_through_the_grader_role(tmp_path):
+    """`--grader-model` binds Inspect's grader role: the written solution gets an A-D
+    grade beside the verdict, the grader's tokens are not the agent's, and a run
+    without a grader leaves the grade empty."""
+    graded, plain = tmp_path / "graded", tmp_path / "plain"
+    for out, extra in ((graded, ["--grader-model", "discoverygym/grader"]), (plain, [])):
+        result = CliRunner().invoke(app, [
+            "run", "tpbench", "--model", "discoverygym/stub-solution", "--level", "1",
+            "--limit", "2", "--out", str(out), "--quiet", *extra])
+        assert result.exit_code == 0, result.output
+    with_grade = _records(graded)
+    assert len(with_grade) == 2
+    # the stub's function returns 0.0: wrong everywhere, so the stand-in grades D
+    for r in with_grade:
+        assert not r["passed"] and r["details"]["verdict"] in ("wrong", "error")
+        assert r["details"]["holistic_grade"] == "D", r["details"]
+        assert r["details"]["holistic_grader"] == "discoverygym/grader"
+        assert r["details"]["grader_usage"]["output_tokens"] > 0
+    without = {r["task_id"]: r for r in _records(plain)}
+    for r in with_grade:
+        assert without[r["task_id"]]["details"]["holistic_grade"] is None
+        assert "holistic_grader" not in without[r["task_id"]]["details"]
+        # the same conversation, so the same agent tokens with or without the grader
+        assert r["usage"]["input_tokens"] == without[r["task_id"]]["usage"]["input_tokens"]
+    refused = CliRunner().invoke(app, ["run", "tpbench", "--agent", "reference",
+                                       "--grader-model", "discoverygym/grader",
+                                       "--out", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "--model" in refused.output
+
+
+def test_grader_stand_in_reads_the_verdict():
+    """The grading prompt carries the verification verdict: a correct reference
+    solution is graded A by the stand-in, and the grade lands in the record."""
+    from discoverygym.adapters.inspect.policies import Context, grader, next_step
+
+    suite = get_suite("tpbench")
+    episode = suite.episode("well-position-spread")
+    assert episode.grader_prompt() is None  # nothing to grade before a submission
+    problem = episode.calibration_problem()
+    episode.call("submit", {"solution": problem.reference_solution_text()})
+    prompt = episode.grader_prompt()
+    assert "## Automatic verification\ncorrect" in prompt
+    reply = next_step(grader, Context(prompt=prompt, tools=[]), []).text
+    episode.record_grade(reply, "stand-in")
+    record = episode.record(agent="test")
+    assert record.passed and record.details["holistic_grade"] == "A"
+    episode2 = suite.episode("well-position-spread")
+    episode2.call("submit", {"solution": "no code here"})
+    episode2.record_grade("I cannot decide.", "stand-in")
+    details = episode2.record(agent="test").details
+    assert details["holistic_grade"] is None and "no grade" in details["holistic_grade_error"]

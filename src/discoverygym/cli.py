@@ -126,6 +126,9 @@ def run(
     epochs: Annotated[int | None, typer.Option(help="Play each episode K times (--model).")] = None,
     max_connections: Annotated[int | None, typer.Option(
         help="Concurrent model requests (--model).")] = None,
+    grader_model: Annotated[str | None, typer.Option(
+        help="A grader model (Inspect's 'grader' role) for suites with holistic grading, "
+             "e.g. tpbench (--model).")] = None,
 ):
     """Run a suite's episodes with a scripted agent (or an LLM via --model).
 
@@ -146,12 +149,18 @@ def run(
     who = agent or model
     out_dir = out or default_out_dir(suite, who)
     config = {"suite": suite, "agent": agent, "model": model, "options": options}
+    if grader_model is not None:
+        if model is None:
+            console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
+            raise typer.Exit(2)
+        config["grader_model"] = grader_model
     if model is not None:
         from .adapters.inspect_run import parse_model_args, run_model  # the [inspect] extra
 
         try:
             result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
-                               extra=_parse_extra([]), model_args=parse_model_args(model_arg or []),
+                               extra={"model_roles": {"grader": grader_model}} if grader_model
+                               else None, model_args=parse_model_args(model_arg or []),
                                limit=limit, epochs=epochs, max_connections=max_connections,
                                resume=resume, display="none" if quiet else "rich")
         except (FileExistsError, ValueError) as exc:

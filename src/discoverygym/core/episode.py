@@ -70,6 +70,17 @@ class Episode(ABC):
         submissions), or None if it has none. Suites with a budget override this."""
         return None
 
+    def grader_prompt(self) -> str | None:
+        """Text for an optional grader model once the episode has ended (e.g. a holistic
+        grade of a written solution), or None when there is nothing to grade. A grade
+        is a second column in the record, never the score."""
+        return None
+
+    def record_grade(self, reply: str, grader: str) -> None:
+        """Keep a grader model's reply to `grader_prompt`; suites with a grader parse
+        it into their record details. The default ignores it."""
+        return None
+
     def _truth_for_record(self) -> Any:
         """The truth to store in the record when there is no answer to score."""
         return None

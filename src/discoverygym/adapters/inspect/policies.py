@@ -279,11 +279,32 @@ def cheater(ctx: Context) -> Generator[Step, list[Reply], None]:
     yield tool("submit", answer=0.0)
 
 
+# ---- written solutions and their grader ---------------------------------------------
+def stub_solution(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """For suites answered with a written solution (tpbench): reads the required
+    function's name and arguments from the interpreter and submits a well-formed
+    solution whose function returns 0.0. Exercises verification and grading."""
+    replies = yield python("import json\nprint(json.dumps([function_name, argument_names]))")
+    name, arguments = _json_line(replies[0].text)
+    code = f"def {name}({', '.join(arguments)}):\n    return 0.0\n"
+    yield tool("submit", solution="The quantity vanishes identically.\n\n```python\n"
+                                  f"{code}```\n")
+
+
+def grader(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """A grader-model stand-in: grade A when the automatic verification passed, D
+    otherwise (it reads the section of the grading prompt that states the verdict)."""
+    verdict = ctx.prompt.split("## Automatic verification", 1)[-1].split("##", 1)[0]
+    yield Step(text=f"Grade: {'A' if verdict.strip() == 'correct' else 'D'}")
+
+
 POLICIES: dict[str, Policy] = {
     "expert": expert,
     "never-submit": never_submit,
     "malformed": malformed,
     "cheater": cheater,
+    "stub-solution": stub_solution,
+    "grader": grader,
 }
 
 

@@ -12,7 +12,7 @@ import anyio
 from inspect_ai import Task
 from inspect_ai.agent import AgentPrompt, AgentState, as_solver, react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageTool, ChatMessageUser
+from inspect_ai.model import ChatMessageTool, ChatMessageUser, Model, model_roles
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -41,6 +41,10 @@ MAX_IDLE_TURNS = 3
 
 # Live sessions by sample uuid: the solver opens one, the scorer closes it out.
 SESSIONS: dict[str, EpisodeSession] = {}
+
+# The Inspect model role of the optional grader (`--grader-model`, or Inspect's own
+# `--model-role grader=...`); suites that offer a `grader_prompt` are graded by it.
+GRADER_ROLE = "grader"
 
 
 def sample_id(spec: EpisodeSpec) -> str:
@@ -169,6 +173,36 @@ def _inspect_tool_errors(state: TaskState) -> list[dict[str, str]]:
     return out
 
 
+def _grader_model() -> Model | None:
+    try:
+        bound = model_roles().get(GRADER_ROLE)
+    except LookupError:  # no roles outside a running task
+        return None
+    if isinstance(bound, list):
+        return bound[0] if bound else None
+    return bound
+
+
+async def _holistic_grade(session: EpisodeSession) -> dict[str, Any]:
+    """Ask the grader model (if one is bound) to grade the finished episode. Returns
+    what goes into the record's details besides the episode's own grade fields; a
+    grader failure is its own outcome there, never a change of the verdict."""
+    grader = _grader_model()
+    if grader is None:
+        return {}
+    prompt = await anyio.to_thread.run_sync(session.episode.grader_prompt)
+    if prompt is None:
+        return {}
+    try:
+        output = await grader.generate(prompt)
+    except Exception as exc:  # the grader's provider failed: say so, score unchanged
+        return {"grader_error": f"{type(exc).__name__}: {exc}"[:400], "grader": str(grader)}
+    session.episode.record_grade(output.completion, str(grader))
+    usage = output.usage
+    return {"grader_usage": {"input_tokens": usage.input_tokens if usage else 0,
+                             "output_tokens": usage.output_tokens if usage else 0}}
+
+
 @scorer(metrics=[accuracy(), stderr()])
 def episode_record(agent_name: str = AGENT_NAME,
                    prices: dict[str, tuple[float, float]] | None = None) -> Any:
@@ -184,10 +218,15 @@ def episode_record(agent_name: str = AGENT_NAME,
             error = "no answer submitted"
             reason = _limit_reason() or session.stopped_reason or "the agent stopped"
             error += f" ({reason})"
+        # The agent's usage is totalled before the grader runs (the usage dict is live),
+        # so the grader's tokens are never counted as the agent's.
+        usage = sample_model_usage().values()
+        input_tokens = sum(u.input_tokens for u in usage)
+        output_tokens = sum(u.output_tokens for u in usage)
+        grading = await _holistic_grade(session)
         record = session.episode.record(agent=agent_name, model=model, error=error)
-        usage = sample_model_usage()
-        record.usage.input_tokens = sum(u.input_tokens for u in usage.values())
-        record.usage.output_tokens = sum(u.output_tokens for u in usage.values())
+        record.usage.input_tokens = input_tokens
+        record.usage.output_tokens = output_tokens
         usd = cost_usd(model, record.usage.input_tokens, record.usage.output_tokens,
                        None if prices is None else prices)
         record.usage.usd = usd or 0.0
@@ -195,6 +234,7 @@ def episode_record(agent_name: str = AGENT_NAME,
             record.details["price_unknown"] = True
         record.details["sandbox"] = session.sandbox_details()
         record.details["tool_log"] = session.log
+        record.details.update(grading)
         refused = _inspect_tool_errors(state)
         if refused:
             record.details["refused_tool_calls"] = refused

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .problem import Problem
+from .scoring import holistic_prompt, parse_holistic_grade
 from .verifier import Verification, verify
 
 MAX_SOLUTION_CHARS = 200_000
@@ -53,6 +54,7 @@ class TPBenchEpisode(Episode):
         super().__init__(suite="tpbench", task_id=problem.id, seed=seed, options=options)
         self._problem = problem
         self._verification: Verification | None = None
+        self._holistic: dict[str, Any] = {"holistic_grade": None}
         self._prompt = render_prompt(problem)
         self._add_tool(SUBMIT_SPEC, self._submit)
 
@@ -86,11 +88,26 @@ class TPBenchEpisode(Episode):
             self._verification = verify(self._problem, str(self._answer))
         return self._verification
 
+    def grader_prompt(self) -> str | None:
+        """The holistic-grading prompt (the statement, the expert solution, the
+        verification verdict and the submitted solution), once a solution is in."""
+        if not self.answered:
+            return None
+        p = self._problem
+        return holistic_prompt(str(self._answer), statement=p.statement,
+                               expert_solution=p.solution, verdict=self.verification().verdict)
+
+    def record_grade(self, reply: str, grader: str) -> None:
+        grade = parse_holistic_grade(reply)
+        self._holistic = {"holistic_grade": grade, "holistic_grader": grader}
+        if grade is None:
+            self._holistic["holistic_grade_error"] = ("the grader's reply names no grade "
+                                                      f"A-D: {reply[-200:]!r}")
+
     def _score(self, answer: Any) -> Score:
         v = self.verification()
         details = self._problem_details()
-        details.update({"verdict": v.verdict, "verification": v.to_dict(),
-                        "holistic_grade": None})
+        details.update({"verdict": v.verdict, "verification": v.to_dict(), **self._holistic})
         return Score(passed=v.correct, score=float(v.correct), metric="verdict",
                      value=float(v.n_passed) / v.n_tests if v.n_tests else 0.0,
                      threshold=1.0, truth=None, error=v.error, details=details)

@@ -119,7 +119,12 @@ def holistic_grade(solution_text: str, *, statement: str, expert_solution: str,
     reply is the grade. This is a second column beside the verdict, never the score."""
     if grader is None:
         return None
-    reply = grader(holistic_prompt(solution_text, statement=statement,
-                                   expert_solution=expert_solution, verdict=verdict))
+    return parse_holistic_grade(grader(holistic_prompt(
+        solution_text, statement=statement, expert_solution=expert_solution,
+        verdict=verdict)))
+
+
+def parse_holistic_grade(reply: str | None) -> str | None:
+    """The last standalone letter A-D in a grader's reply, or None."""
     letters = re.findall(r"\b([ABCD])\b", reply or "")
     return letters[-1] if letters else None
