@@ -1,7 +1,16 @@
-"""The same run gives identical records under every executor, and resume works across
-executors."""
+"""The same 50-episode run gives identical records under every executor, and a run
+killed mid-way under one executor finishes under another without duplicates or
+losses."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +19,8 @@ from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 
 toy_suite.install()
+TESTS = Path(__file__).parent
+N_EPISODES = 50
 
 
 def _comparable(records):
@@ -17,41 +28,85 @@ def _comparable(records):
     for r in sorted(records, key=lambda r: (r["task_id"], r["seed"])):
         r = dict(r)
         r["usage"] = {k: v for k, v in r["usage"].items() if k != "wall_s"}
+        r["agent"] = "bisect" if r["agent"] == "slow-bisect" else r["agent"]
         out.append(r)
     return out
 
 
-def _ray_or_skip():
+def _specs():
+    return get_suite("toy").plan(n=N_EPISODES)
+
+
+def _run_ray(**kwargs):
     try:
         import ray  # noqa: F401
     except ImportError as exc:  # pragma: no cover - ray is in [all]
         pytest.skip(f"ray is not installed: {exc}")
+    try:
+        return run_episodes(executor="ray", workers=2, show_progress=False, **kwargs)
+    except Exception as exc:  # Ray could not start here (no shared memory, ...)
+        pytest.skip(f"Ray could not start: {type(exc).__name__}: {exc}")
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("serial")
-    run_episodes(get_suite("toy").plan(n=12), out_dir=out, agent="bisect", executor="serial",
-                 show_progress=False)
-    return _comparable(read_records(out / "records.jsonl"))
+    run_episodes(_specs(), out_dir=out, agent="bisect", executor="serial", show_progress=False)
+    records = read_records(out / "records.jsonl")
+    assert len(records) == N_EPISODES
+    return _comparable(records)
 
 
 def test_process_pool_matches_serial(tmp_path, reference):
-    run_episodes(get_suite("toy").plan(n=12), out_dir=tmp_path, agent="bisect",
-                 executor="process", workers=2, show_progress=False)
-    assert _comparable(read_records(tmp_path / "records.jsonl")) == reference
-
-
-def test_ray_matches_serial_and_resumes_a_serial_run(tmp_path, reference):
-    _ray_or_skip()
-    specs = get_suite("toy").plan(n=12)
-    # A partial serial run (as if killed after 5 episodes), finished under Ray.
-    run_episodes(specs[:5], out_dir=tmp_path, agent="bisect", executor="serial",
+    run_episodes(_specs(), out_dir=tmp_path, agent="bisect", executor="process", workers=2,
                  show_progress=False)
-    try:
-        result = run_episodes(specs, out_dir=tmp_path, agent="bisect", executor="ray",
-                              workers=2, resume=True, show_progress=False)
-    except Exception as exc:  # Ray could not start here (no shared memory, ...)
-        pytest.skip(f"Ray could not start: {type(exc).__name__}: {exc}")
-    assert result.n_new == 7
     assert _comparable(read_records(tmp_path / "records.jsonl")) == reference
+
+
+def test_ray_matches_serial(tmp_path, reference):
+    result = _run_ray(specs=_specs(), out_dir=tmp_path, agent="bisect")
+    assert result.n_new == N_EPISODES
+    assert _comparable(read_records(tmp_path / "records.jsonl")) == reference
+
+
+def _killed_process_run(out: Path) -> int:
+    """Start a process-pool run in another process, SIGKILL its whole group once some
+    records are written, and leave a torn last line as a crash mid-write would."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(TESTS)!r})
+        import toy_suite
+        toy_suite.install()
+        from discoverygym.core import get_suite
+        from discoverygym.run import run_episodes
+        run_episodes(get_suite("toy").plan(n={N_EPISODES}), out_dir={str(out)!r},
+                     agent="slow-bisect", executor="process", workers=2, show_progress=False)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    records = out / "records.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if records.exists() and len(read_records(records)) >= 6:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(read_records(records))
+    assert 6 <= partial < N_EPISODES, partial
+    with records.open("a") as fh:
+        fh.write('{"suite": "toy", "task_')
+    return partial
+
+
+@pytest.mark.parametrize("resume_with", ["serial", "ray"])
+def test_killed_process_run_resumes_under_another_executor(tmp_path, reference, resume_with):
+    partial = _killed_process_run(tmp_path)
+    kwargs = {"specs": _specs(), "out_dir": tmp_path, "agent": "bisect", "resume": True}
+    if resume_with == "ray":
+        result = _run_ray(**kwargs)
+    else:
+        result = run_episodes(executor="serial", show_progress=False, **kwargs)
+    assert result.n_new == N_EPISODES - partial
+    final = read_records(tmp_path / "records.jsonl")
+    assert len({(r["task_id"], r["seed"]) for r in final}) == len(final) == N_EPISODES
+    assert _comparable(final) == reference

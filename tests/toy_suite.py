@@ -109,7 +109,18 @@ class Crash:
         raise RuntimeError("boom")
 
 
-AGENTS = {"bisect": "toy_suite:Bisect", "give-up": "toy_suite:GiveUp", "crash": "toy_suite:Crash"}
+class SlowBisect(Bisect):
+    """Bisect after a pause, so a run can be killed while episodes are in flight."""
+
+    def solve(self, view) -> None:
+        import time
+
+        time.sleep(0.3)
+        super().solve(view)
+
+
+AGENTS = {"bisect": "toy_suite:Bisect", "give-up": "toy_suite:GiveUp", "crash": "toy_suite:Crash",
+          "slow-bisect": "toy_suite:SlowBisect"}
 
 
 def install() -> None:
