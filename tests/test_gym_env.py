@@ -29,14 +29,26 @@ def test_check_env_passes():
 class EnvView:
     """An agent view backed by env.step: the agent does not know it plays through Gym."""
 
-    def __init__(self, env, first_obs):
+    def __init__(self, env, first_obs, tools=()):
         self.env, self.prompt, self.record = env, first_obs["text"], None
+        self._tools = list(tools)
 
     def tools(self):
-        return []
+        return self._tools
+
+    def tool_names(self):
+        return [t["function"]["name"] for t in self._tools]
+
+    @property
+    def done(self):
+        return self.record is not None
+
+    def workspace(self):
+        return self.env.unwrapped.workspace()
 
     def call(self, name, args=None):
-        action = {"tool": self.env.tool_names.index(name), "args": json.dumps(args or {})}
+        names = self.env.unwrapped.tool_names
+        action = {"tool": names.index(name), "args": json.dumps(args or {})}
         obs, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
             self.record, self.reward = info["record"], reward
@@ -68,3 +80,33 @@ def test_bad_actions_cost_nothing_and_truncation_fails():
     obs, reward, term, trunc, info = env.step({"tool": 0, "args": '{"x": 5}'})
     assert trunc and not term and reward == 0.0
     assert info["record"]["passed"] is False and info["record"]["error"] == "step limit reached"
+
+
+GRAVITY = {"task_id": "period", "world": "PM1", "protocol": "budget-obs-100"}
+
+
+def test_gravity_env_passes_check_env():
+    env = gym.make("discoverygym/Gravity-v1", **GRAVITY)
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=0)
+    assert "observe" in [t["function"]["name"] for t in info["tools"]]
+    assert obs["budget_left"][0] == 100
+
+
+def test_gravity_expert_through_gym_matches_direct_agent():
+    """The adaptive expert, written against the agent view, plays a real gravity
+    episode through env.step and reaches the record of a direct run."""
+    from discoverygym.core import make_agent
+
+    env = gym.make("discoverygym/Gravity-v1", **GRAVITY)
+    obs, info = env.reset(seed=0)
+    view = EnvView(env, obs, info["tools"])
+    make_agent("gravity", "expert-adaptive").solve(view)
+    suite = get_suite("gravity")
+    direct = suite.episode("period", seed=0, world="PM1", protocol="budget-obs-100")
+    make_agent("gravity", "expert-adaptive").solve(direct.view())
+    expected = direct.record(agent="gymnasium").to_dict()
+    for rec in (view.record, expected):
+        rec["usage"].pop("wall_s")
+    assert view.record == expected
+    assert view.record["passed"] and view.reward == 1.0

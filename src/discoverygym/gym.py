@@ -6,7 +6,11 @@ Observation: `{"text": the tool's result (the prompt after reset), "is_error": 0
 Reward: 0 on every step except the last, which pays the episode's score (in [0, 1] for
 pass/fail suites). `terminated` when the episode ends; `truncated` after `max_steps`
 calls (the episode is then scored without an answer, i.e. as a failure). The record
-is in `info["record"]` once the episode is over; never before."""
+is in `info["record"]` once the episode is over; never before.
+
+`env.unwrapped.workspace()` gives the variables an LLM agent's interpreter would hold
+now (e.g. gravity's `observations` DataFrame), so code written for the agent view can
+play through Gym unchanged."""
 
 from __future__ import annotations
 
@@ -61,6 +65,12 @@ class DiscoveryEnv(gym.Env):
         left = self._episode.budget_left() if self._episode is not None else None
         return {"text": _clean(text), "is_error": int(is_error),
                 "budget_left": np.array([-1.0 if left is None else float(left)], dtype=np.float64)}
+
+    def workspace(self) -> dict[str, Any]:
+        """The current episode's workspace (fresh copies), as `EpisodeView.workspace`."""
+        if self._episode is None:
+            raise RuntimeError("call reset() before workspace()")
+        return self._episode.workspace()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
