@@ -191,7 +191,7 @@ def test_table_ground_truth_rows_leaked_into_data(tmp_path):
     # the hidden rv_ms column to it is a leak.
     root = _rv_copy(tmp_path)
     truth = (root / "evaluation/ground_truth/system_b/predictions.csv").read_text()
-    (root / "problem/data/system_b/query.csv").write_text(truth)
+    (root / "problem/data/system_b/query.csv").write_text(truth.replace("rv_ms", "extra"))
     findings = check_package(root, dynamic=False)
     assert [f.rule for f in findings] == ["firewall"]
     assert "rows of the ground-truth tables" in findings[0].message
@@ -217,3 +217,25 @@ def test_shared_key_column_alone_is_not_a_leak(tmp_path):
     readme = root / "problem/README.md"
     readme.write_text(readme.read_text() + "\nFirst query times: " + ", ".join(times) + "\n")
     assert check_package(root, dynamic=False) == []
+
+
+FLUID = CATALOG / "fluid-vorticity-forecast"
+
+
+def test_binary_ground_truth_leaks(tmp_path):
+    import numpy as np
+
+    root = tmp_path / "fluid"
+    shutil.copytree(FLUID, root)
+    truth = root / "evaluation/ground_truth/flow_1/forecast.npy"
+    shutil.copy(truth, root / "problem/data/flow_1/extra.npy")
+    snapshots = root / "problem/data/flow_2/snapshots.npy"
+    future = np.load(root / "evaluation/ground_truth/flow_2/forecast.npy")
+    # The future frames appended to the snapshots, and stored as float64.
+    np.save(snapshots, np.concatenate([np.load(snapshots), future[:1]]).astype(np.float64))
+    findings = check_package(root, dynamic=False)
+    assert {(f.rule, f.path) for f in findings} == {
+        ("firewall", "problem/data/flow_1/extra.npy"),
+        ("firewall", "problem/data/flow_2/snapshots.npy")}
+    messages = " ".join(f.message for f in findings)
+    assert "copy of the ground-truth file" in messages and "ground-truth arrays" in messages

@@ -22,6 +22,9 @@ def episode():
     ("write_file", {"path": "", "content": "x"}, "file path"),
     ("write_file", {"path": "a.json"}, "'content' is a required property"),
     ("write_file", {"path": 3, "content": "x"}, "is not of type 'string'"),
+    ("write_file", {"path": "a.npy", "content": "%%%", "encoding": "base64"},
+     "not valid base64"),
+    ("write_file", {"path": "a.npy", "content": "x", "encoding": "latin-1"}, "is not one of"),
     ("read_file", {"path": "evaluation/evaluator.py"}, "start with 'data:'"),
     ("read_file", {"path": "data:../evaluation/evaluator.py"}, "outside"),
     ("read_file", {"path": "data:nothing.txt"}, "No file"),
@@ -76,3 +79,24 @@ def test_baseline_scores_every_shipped_package(tmp_path):
         assert r["details"]["completed"] and r["value"] is not None and r["value"] > -1.0
     summary = json.loads((tmp_path / "summary.json").read_text())["suite_summary"]
     assert summary["n_tasks"] == len(shipped) and summary["completion_rate"] == 1.0
+
+
+def test_binary_outputs_through_base64(tmp_path):
+    import base64
+    import io
+
+    import numpy as np
+
+    episode = get_suite("packages").episode("fluid-vorticity-forecast")
+    view = episode.view()
+    truth = np.load(CATALOG / "fluid-vorticity-forecast/evaluation/ground_truth/flow_1/"
+                    "forecast.npy")
+    buffer = io.BytesIO()
+    np.save(buffer, truth * 1.1)  # 10 % too strong everywhere: relative error 0.1
+    result = view.call("write_file", {"path": "flow_1/forecast.npy", "encoding": "base64",
+                                      "content": base64.b64encode(buffer.getvalue()).decode()})
+    assert not result.is_error
+    data = view.call("evaluate", {}).data
+    assert data["raw_scores"]["flow_1"]["relative_l2_error"] == pytest.approx(0.1, rel=1e-5)
+    assert data["g"]["flow_2"] == -1.0 and "missing" in data["raw_scores"]["flow_2"]["error"]
+    episode.record(agent="t")

@@ -91,10 +91,57 @@ def _solve_rv(view: EpisodeView, data: Path, instances: list[str]) -> None:
         view.call("write_file", {"path": f"{name}/predictions.csv", "content": text})
 
 
+def fluid_forecast(snapshots: np.ndarray, snapshot_times: list[float],
+                   forecast_times: list[float], viscosity: float,
+                   resolution: int = 128) -> np.ndarray:
+    """Vorticity forecast (len(forecast_times), n, n) on the data's n x n grid: the last
+    snapshot's Fourier modes, zero-padded to `resolution` (finer than the data, so the
+    cascade to small scales is resolved), integrated with the standard incompressible
+    Navier-Stokes equations at the stated viscosity (the mad suite's JAX solver), read
+    back at the grid points."""
+    from ..suites.mad import fluid_solver as fs
+
+    n = snapshots.shape[-1]
+    if resolution % n or resolution < n:
+        raise ValueError("resolution must be a multiple of the data's grid size")
+    coarse_hat = np.fft.rfft2(np.asarray(snapshots[-1], dtype=float))
+    half = n // 2
+    fine_hat = np.zeros((resolution, resolution // 2 + 1), dtype=complex)
+    # Modes |k| < n/2 carry over (scaled for the finer FFT); the Nyquist row/column is
+    # ambiguous on the coarse grid and is dropped.
+    scale = (resolution / n) ** 2
+    fine_hat[:half, :half] = coarse_hat[:half, :half] * scale
+    fine_hat[resolution - half + 1:, :half] = coarse_hat[half + 1:, :half] * scale
+    fine_hat = np.where(fs.SpectralGrid(resolution).dealias_mask(), fine_hat, 0.0)
+    fine_hat[0, 0] = 0.0
+    solution = fs.simulate_from(fine_hat, float(snapshot_times[-1]), list(forecast_times),
+                                nu=viscosity)
+    step = resolution // n
+    return np.stack([np.fft.irfft2(w, s=(resolution, resolution))[::step, ::step]
+                     for w in solution.omega_hat])
+
+
+def _solve_fluid(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    import base64
+    import io
+
+    for name in instances:
+        folder = data / "data" / name
+        info = json.loads((folder / "info.json").read_text())
+        forecast = fluid_forecast(np.load(folder / "snapshots.npy"), info["snapshot_times"],
+                                  info["forecast_times"], info["viscosity"])
+        buffer = io.BytesIO()
+        np.save(buffer, forecast.astype(np.float32))
+        view.call("write_file", {"path": f"{name}/forecast.npy",
+                                 "content": base64.b64encode(buffer.getvalue()).decode(),
+                                 "encoding": "base64"})
+
+
 SOLVERS: dict[str, Callable[[EpisodeView, Path, list[str]], None]] = {
     "Infer the force law of an altered-gravity binary": _solve_force_law,
     "Measure the drag timescale of a decaying binary": _solve_drag,
     "Forecast held-out radial velocities of planet-hosting stars": _solve_rv,
+    "Forecast the vorticity of two periodic flows": _solve_fluid,
 }
 
 

@@ -7,11 +7,14 @@ reference submission, on an empty (trivial) one and on malformed outputs."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from .evaluator_runner import run_evaluator
 from .package import Package, PackageError, load_package
@@ -23,6 +26,7 @@ README_SECTIONS = ("scientific problem", "task objective", "dataset", "evaluatio
 TABLE_SUFFIXES = {".csv", ".tsv", ".dat"}
 TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".py", ".yaml", ".yml", ".dat", ""}
 DOI = re.compile(r"\b10\.\d{4,9}/\S+")
+MAX_SCAN_BYTES = 256 * 1024 * 1024  # larger files are not compared byte for byte
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -64,6 +68,53 @@ def _text_files(root: Path) -> list[Path]:
             and p.stat().st_size < 5_000_000]
 
 
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _array_pieces(path: Path) -> set[str]:
+    """Digests of a .npy array and of each of its slices along the first axis (as
+    float64, so a change of dtype hides nothing); empty if unreadable or tiny."""
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return set()
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in "fiu" or array.size < 16:
+        return set()
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    pieces = {_digest(array.tobytes())}
+    if array.ndim > 1 and array[0].size >= 16:
+        pieces |= {_digest(np.ascontiguousarray(a).tobytes()) for a in array}
+    return pieces
+
+
+def binary_leak_findings(pkg: Package) -> list[Finding]:
+    """Ground-truth files copied into problem/ byte for byte, and ground-truth arrays
+    (.npy, whole or any slice along the first axis) inside problem/ arrays."""
+    gt = pkg.evaluation_dir / "ground_truth"
+    problem = pkg.problem_dir
+    if not gt.exists() or not problem.exists():
+        return []
+    small = [f for f in sorted(gt.rglob("*")) if f.is_file() and f.stat().st_size < MAX_SCAN_BYTES]
+    truth_files = {_digest(f.read_bytes()): f for f in small if f.stat().st_size >= 64}
+    truth_pieces: set[str] = set()
+    for f in small:
+        if f.suffix.lower() == ".npy":
+            truth_pieces |= _array_pieces(f)
+    out = []
+    for f in sorted(problem.rglob("*")):
+        if not f.is_file() or f.stat().st_size >= MAX_SCAN_BYTES:
+            continue
+        rel = str(f.relative_to(pkg.root))
+        source = truth_files.get(_digest(f.read_bytes()))
+        if source is not None:
+            out.append(Finding("firewall", rel, "is a copy of the ground-truth file "
+                               f"{source.relative_to(pkg.evaluation_dir)}"))
+        elif f.suffix.lower() == ".npy" and truth_pieces & _array_pieces(f):
+            out.append(Finding("firewall", rel, "contains ground-truth arrays"))
+    return out
+
+
 def static_findings(pkg: Package) -> list[Finding]:
     out: list[Finding] = []
     root = pkg.root
@@ -95,6 +146,7 @@ def static_findings(pkg: Package) -> list[Finding]:
             out.append(Finding("consistency", f"problem/data/{inst.name}",
                                "no data for this instance"))
     out += firewall_findings(pkg)
+    out += binary_leak_findings(pkg)
     return out
 
 

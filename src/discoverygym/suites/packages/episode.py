@@ -3,6 +3,8 @@ evaluations, and is scored by its best attempt against the published SOTA."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import shutil
 import tempfile
@@ -66,8 +68,11 @@ class PackageEpisode(Episode):
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"))
         self._final: dict[str, Any] | None = None
-        self._add_tool(_spec("write_file", "Write a text file under OUTPUT_DIR.",
-                             {"path": {"type": "string"}, "content": {"type": "string"}},
+        self._add_tool(_spec("write_file", "Write a file under OUTPUT_DIR: text, or binary "
+                             "content (e.g. a .npy array) given as base64 with "
+                             "encoding='base64'.",
+                             {"path": {"type": "string"}, "content": {"type": "string"},
+                              "encoding": {"type": "string", "enum": ["utf-8", "base64"]}},
                              ["path", "content"]), self._write_file)
         self._add_tool(_spec("read_file", "Read a text file: 'data:<path>' in DATA_DIR or "
                              "'output:<path>' in OUTPUT_DIR.", {"path": {"type": "string"}},
@@ -118,7 +123,14 @@ class PackageEpisode(Episode):
         return target
 
     def _write_file(self, args: dict[str, Any]) -> ToolResult:
-        content = args["content"].encode()
+        if args.get("encoding") == "base64":
+            try:
+                content = base64.b64decode(args["content"], validate=True)
+            except binascii.Error as exc:
+                raise ToolInputError(f"content is not valid base64 ({exc}). Nothing was "
+                                     "written.") from exc
+        else:
+            content = args["content"].encode()
         if len(content) > MAX_FILE_BYTES:
             raise ToolInputError("Files are limited to 8 MiB. Nothing was written.")
         if not args["path"].strip() or args["path"].endswith("/"):

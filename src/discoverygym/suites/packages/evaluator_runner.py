@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -23,8 +22,13 @@ from .scoring import FAILED_G, instance_g, task_score
 
 MARKER = "===DISCOVERYGYM-EVALUATION-RESULT==="
 
+# The limits are set by the child itself, first thing: a `preexec_fn` would run Python
+# between fork and exec, which can deadlock when the parent has threads (JAX, servers).
 _WRAPPER = f"""
-import importlib.util, json, math, sys
+import importlib.util, json, math, resource, sys
+memory, cpu = int(sys.argv[2]), int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
 spec = importlib.util.spec_from_file_location("evaluator", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -60,15 +64,6 @@ class Evaluation:
     duration_s: float = 0.0
 
 
-def _limits(memory_mb: int, cpu_s: int):
-    def apply() -> None:
-        mem = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
-        os.setsid()
-    return apply
-
-
 def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.0,
                   memory_mb: int = 4096) -> Evaluation:
     """Evaluate `output_dir` with the package's evaluator and score it against SOTA."""
@@ -79,9 +74,10 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", _WRAPPER, str(package.evaluator)], cwd=package.evaluation_dir,
-            env=env, capture_output=True, text=True, timeout=timeout_s,
-            preexec_fn=_limits(memory_mb, int(timeout_s) + 1))
+            [sys.executable, "-c", _WRAPPER, str(package.evaluator),
+             str(memory_mb * 1024 * 1024), str(int(timeout_s) + 1)],
+            cwd=package.evaluation_dir, env=env, capture_output=True, text=True,
+            timeout=timeout_s, start_new_session=True)
     except subprocess.TimeoutExpired:
         return Evaluation(ok=False, error=f"evaluator timed out after {timeout_s:g} s",
                           duration_s=time.perf_counter() - start)
