@@ -47,3 +47,18 @@ def test_report_plots_at_most_a_dozen_episodes():
     assert title == SECTION_TITLE
     assert fragment.count("<img") == MAX_EPISODES_PLOTTED
     assert get_suite("gravity").report_sections([]) == []
+
+
+def test_plotted_episodes_are_failures_first_and_spread_over_tasks():
+    from discoverygym.suites.gravity.report import choose_episodes
+
+    records = ([{"task_id": "period", "passed": True, "n": i} for i in range(6)]
+               + [{"task_id": "mass_star1", "passed": False, "n": i} for i in range(3)]
+               + [{"task_id": "eccentricity", "passed": False, "n": i} for i in range(2)]
+               + [{"task_id": "apoastron", "passed": True, "n": 0}])
+    chosen = choose_episodes(records, 6)
+    assert [(r["task_id"], r["n"]) for r in chosen] == [
+        ("mass_star1", 0), ("eccentricity", 0), ("mass_star1", 1), ("eccentricity", 1),
+        ("mass_star1", 2), ("period", 0)]
+    assert len(choose_episodes(records, 50)) == len(records)
+    assert choose_episodes([], 4) == []

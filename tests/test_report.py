@@ -8,8 +8,8 @@ import shutil
 import subprocess
 
 import pytest
-import toy_suite
 
+import toy_suite
 from discoverygym.core import get_suite
 from discoverygym.report import write_report
 from discoverygym.run import run_episodes
@@ -58,3 +58,14 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     colors = img.getcolors(maxcolors=1 << 20) or []
     blueish = sum(n for n, (r, g, b) in colors if b > 150 and r < 120 and g < 150)
     assert blueish > 2000
+
+
+def test_cells_show_compact_numbers_and_percentages(report):
+    from discoverygym.report.html import _short
+
+    assert _short(535875777090.1743) == "5.35876e+11"
+    assert _short([0.1234567891, {"P_days": 12.3456789, "ok": True}]) == \
+        "[0.123457, {P_days: 12.3457, ok: true}]"
+    assert _short(None) == "null" and _short("text") == "text"
+    text = report.read_text()
+    assert "100.0 %" in text  # the bisecting agent passes every toy episode

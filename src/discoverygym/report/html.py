@@ -22,6 +22,7 @@ th{background:#f3f3f3} td.num{text-align:right;font-variant-numeric:tabular-nums
 .pass{color:#1a7f37;font-weight:600} .fail{color:#c62828;font-weight:600}
 .plot{max-width:100%;margin:.3rem} .plots{display:flex;flex-wrap:wrap;gap:.5rem}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.8rem}
+.scroll{overflow-x:auto;max-width:100%}
 .muted{color:#777} details{margin:.3rem 0}
 """
 
@@ -48,11 +49,19 @@ def table(headers: list[str], rows: list[list[Any]], numeric: set[int] | None = 
             cls = ' class="num"' if i in numeric else ""
             cells.append(f"<td{cls}>{v if isinstance(v, _Raw) else fmt(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 class _Raw(str):
     """Trusted HTML produced by this module."""
+
+
+def percent(rate: Any) -> _Raw:
+    """A rate in [0, 1] as a percentage (one decimal), or empty when missing."""
+    if rate is None:
+        return _Raw("")
+    return _Raw(f"{100.0 * float(rate):.1f} %")
 
 
 def verdict(passed: bool) -> _Raw:
@@ -95,8 +104,9 @@ def build_report(run_dir: Path) -> str:
     parts.append(table(
         ["episodes", "passed", "pass rate", "± s.e.", "mean score", "errors", "mean obs",
          "mean tool calls", "mean wall s"],
-        [[summary.get("n_episodes"), summary.get("n_passed"), summary.get("pass_rate"),
-          summary.get("pass_rate_stderr"), summary.get("mean_score"), summary.get("n_errors"),
+        [[summary.get("n_episodes"), summary.get("n_passed"), percent(summary.get("pass_rate")),
+          percent(summary.get("pass_rate_stderr")), summary.get("mean_score"),
+          summary.get("n_errors"),
           summary.get("mean_usage", {}).get("observations"),
           summary.get("mean_usage", {}).get("tool_calls"),
           summary.get("mean_usage", {}).get("wall_s")]],
@@ -108,7 +118,7 @@ def build_report(run_dir: Path) -> str:
         by_task.setdefault(r["task_id"], []).append(r)
     parts.append(table(
         ["task", "n", "passed", "rate", "mean score", "mean obs"],
-        [[t, len(rs), sum(r["passed"] for r in rs), sum(r["passed"] for r in rs) / len(rs),
+        [[t, len(rs), sum(r["passed"] for r in rs), percent(sum(r["passed"] for r in rs) / len(rs)),
           sum(float(r["score"]) for r in rs) / len(rs),
           sum(float(r["usage"].get("observations", 0)) for r in rs) / len(rs)]
          for t, rs in sorted(by_task.items())], numeric={1, 2, 3, 4, 5}))
@@ -152,8 +162,20 @@ def build_report(run_dir: Path) -> str:
 
 
 def _short(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    """An answer or truth for a table cell: numbers to 6 significant digits (inside
+    lists and dicts too), cut at `limit` characters."""
+    text = value if isinstance(value, str) else _compact(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value, default=str)
 
 
 def _load_json(path: Path) -> dict[str, Any]:

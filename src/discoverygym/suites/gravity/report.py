@@ -57,10 +57,11 @@ def _episode_figure(record: dict[str, Any]) -> str:
 
 
 def observation_sections(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The report section: up to MAX_EPISODES_PLOTTED episodes in record order."""
+    """The report section: up to MAX_EPISODES_PLOTTED episodes, failures first (where
+    the observation plan matters most), one per task before any task repeats."""
     if not records:
         return []
-    chosen = records[:MAX_EPISODES_PLOTTED]
+    chosen = choose_episodes(records, MAX_EPISODES_PLOTTED)
     figures = []
     for record in chosen:
         try:
@@ -68,7 +69,26 @@ def observation_sections(records: list[dict[str, Any]]) -> list[tuple[str, str]]
         except Exception as exc:  # one odd record must not hide the others
             figures.append(f"<p>{html.escape(str(record.get('task_id')))}: "
                            f"{html.escape(type(exc).__name__)}</p>")
-    intro = (f"<p>The first {len(chosen)} of {len(records)} episodes. Grey: the true "
+    n_failed = sum(not r.get("passed") for r in records)
+    intro = (f"<p>{len(chosen)} of {len(records)} episodes ({n_failed} failed), failures "
+             "first, one per task before any task repeats. Grey: the true "
              "separation of the two stars over the observation window; dots: the times the "
              "agent observed (green if the episode passed, red if it failed).</p>")
     return [(SECTION_TITLE, intro + '<div class="plots">' + "".join(figures) + "</div>")]
+
+
+def choose_episodes(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` records: failed before passed, and within each, a round over the
+    tasks (in order of first appearance) before a task's second episode."""
+    chosen: list[dict[str, Any]] = []
+    for group in ([r for r in records if not r.get("passed")],
+                  [r for r in records if r.get("passed")]):
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        for r in group:
+            by_task.setdefault(str(r.get("task_id")), []).append(r)
+        rounds = max((len(v) for v in by_task.values()), default=0)
+        for k in range(rounds):
+            for episodes in by_task.values():
+                if k < len(episodes) and len(chosen) < limit:
+                    chosen.append(episodes[k])
+    return chosen
