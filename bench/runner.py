@@ -16,7 +16,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import toy_suite  # noqa: E402
-
 from discoverygym.core import get_suite  # noqa: E402
 from discoverygym.run import run_episodes  # noqa: E402
 
