@@ -65,3 +65,47 @@ def test_disconnect_without_answer_is_a_failed_record(tmp_path):
                       "--no-interpreter"], False, False)
     data = json.loads(record.read_text())
     assert data["passed"] is False and "disconnected" in data["error"]
+
+
+async def _play_gravity_period(args: list[str]) -> dict:
+    """A client that observes, computes in the server's sandboxed python tool, and
+    submits: the period of world A from a periodogram of the separation."""
+    async with stdio_client(_server(args)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert "period" in (init.instructions or "").lower()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            assert {"observe", "submit", "python"} <= tools
+            res = await session.call_tool("python", {"code": "print(window[1])"})
+            end = float(res.content[0].text.strip().splitlines()[-1])
+            for k in range(10):
+                times = [end * (10 * k + i) / 99 for i in range(10)]
+                res = await session.call_tool("observe", {"times": times})
+                assert not res.is_error, res.content[0].text
+            over = await session.call_tool("observe", {"times": [0.0]})
+            assert over.is_error and "0 of 100 remain" in over.content[0].text
+            code = """
+import numpy as np
+from scipy.signal import lombscargle
+t = observations["time"].to_numpy() * units["time_to_s"]
+r = np.hypot(observations["star2_x"] - observations["star1_x"],
+             observations["star2_y"] - observations["star1_y"]).to_numpy()
+periods = np.linspace(t[-1] / 30, t[-1] / 2, 20000)
+power = lombscargle(t, r - r.mean(), 2 * np.pi / periods)
+print(periods[np.argmax(power)])
+"""
+            res = await session.call_tool("python", {"code": code})
+            period_s = float(res.content[0].text.strip().splitlines()[-1])
+            res = await session.call_tool("submit", {"answer": period_s})
+            assert not res.is_error and "relative_error" not in res.content[0].text
+    return {}
+
+
+def test_mcp_client_plays_a_gravity_episode_to_a_passing_record(tmp_path):
+    record = tmp_path / "rec.json"
+    anyio.run(_play_gravity_period, ["gravity", "period", "--world", "A", "--protocol",
+                                     "budget-obs-100", "--record", str(record)])
+    data = json.loads(record.read_text())
+    assert data["suite"] == "gravity" and data["agent"] == "mcp-client"
+    assert data["passed"] is True, (data["answer"], data["truth"], data["value"])
+    assert data["usage"]["observations"] == 100 and data["usage"]["tool_errors"] == 1
