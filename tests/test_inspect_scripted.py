@@ -246,3 +246,43 @@ def test_grader_stand_in_reads_the_verdict():
     episode2.record_grade("I cannot decide.", "stand-in")
     details = episode2.record(agent="test").details
     assert details["holistic_grade"] is None and "no grade" in details["holistic_grade_error"]
+
+
+def test_visual_observations_reach_the_model_as_images(tmp_path, monkeypatch):
+    """mad's visual variant: the measurement's PNG arrives in the model's conversation
+    as an image block, and no measured number comes with it."""
+    import base64
+    import io
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ChatMessageTool
+    from inspect_ai.tool import ContentImage
+    from PIL import Image
+
+    from discoverygym.adapters.inspect import policies
+    from discoverygym.adapters.inspect.task import suite_task
+
+    def look_once(ctx):
+        yield policies.tool("measure", t=1.0, what=[0, 1], fidelity="high")
+        yield policies.Step(text="I have looked.")
+
+    monkeypatch.setitem(policies.POLICIES, "look-once", look_once)
+    suite = get_suite("mad")
+    specs = suite.plan(**suite.parse_options({"world": "classical", "law": "normal",
+                                              "seeds": "0", "variant": "visual",
+                                              "t_max": "5", "query_horizon": "2"}))
+    [log] = inspect_eval(suite_task(suite, specs), model="discoverygym/look-once",
+                         log_dir=str(tmp_path), display="none")
+    [sample] = log.samples
+    [reply] = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
+    images = [c for c in reply.content if isinstance(c, ContentImage)]
+    assert len(images) == 1
+    data_uri = images[0].image  # the log keeps large blobs as attachments
+    if data_uri.startswith("attachment://"):
+        data_uri = sample.attachments[data_uri.removeprefix("attachment://")]
+    assert data_uri.startswith("data:image/png;base64,")
+    png = base64.b64decode(data_uri.split(",", 1)[1])
+    assert Image.open(io.BytesIO(png)).size == (512, 512)
+    assert "values" not in reply.text
+    record = sample.scores["episode_record"].metadata["record"]
+    assert record["passed"] is False and "no answer" in record["error"]

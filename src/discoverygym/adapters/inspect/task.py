@@ -4,6 +4,7 @@ EpisodeRecord into the score's metadata."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
@@ -16,7 +17,8 @@ from inspect_ai.model import ChatMessageTool, ChatMessageUser, Model, model_role
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
+from inspect_ai.tool import ContentImage, ContentText, Tool, ToolDef, ToolError, ToolParams
+from inspect_ai.tool import ToolResult as InspectToolResult
 
 from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
 from ...sandbox import SandboxConfig
@@ -69,15 +71,25 @@ def _tool_params(schema: dict[str, Any]) -> ToolParams:
 def environment_tool(session: EpisodeSession, spec: ToolSpec) -> Tool:
     """An Inspect tool for one of the episode's tools (generated from its JSON spec)."""
 
-    async def execute(**kwargs: Any) -> str:
+    async def execute(**kwargs: Any) -> InspectToolResult:
         # Suites may simulate on a call: keep Inspect's event loop free.
         result = await anyio.to_thread.run_sync(session.call_tool, spec.name, kwargs)
         if result.is_error:
             raise ToolError(result.text)
-        return result.text
+        return tool_output(result.text, result.images)
 
     return ToolDef(execute, name=spec.name, description=spec.description,
                    parameters=_tool_params(dict(spec.parameters))).as_tool()
+
+
+def tool_output(text: str, images: list[bytes]) -> InspectToolResult:
+    """A tool result for the model: the text, and each PNG (e.g. mad's visual
+    observations) as an image the model sees, not as text."""
+    if not images:
+        return text
+    return [ContentText(text=text), *(
+        ContentImage(image="data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+        for png in images)]
 
 
 def python_tool(session: EpisodeSession) -> Tool:
