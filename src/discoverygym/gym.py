@@ -8,7 +8,8 @@ pass/fail suites). `terminated` when the episode ends; `truncated` after `max_st
 calls (the episode is then scored without an answer, i.e. as a failure). The record
 is in `info["record"]` once the episode is over; never before.
 
-`env.unwrapped.workspace()` gives the variables an LLM agent's interpreter would hold
+`info["images"]` holds the PNG bytes of a tool result that has pictures (mad's visual
+variant). `env.unwrapped.workspace()` gives the variables an LLM agent's interpreter would hold
 now (e.g. gravity's `observations` DataFrame), so code written for the agent view can
 play through Gym unchanged."""
 
@@ -93,12 +94,14 @@ class DiscoveryEnv(gym.Env):
         except json.JSONDecodeError as exc:
             result_text, is_error, data = (f"args must be a JSON object ({exc.msg}); nothing was "
                                            "charged.", True, None)
+            images: list[bytes] = []
         else:
             result = self._episode.call(self.tool_names[index], args)
             result_text, is_error, data = result.text, result.is_error, result.data
+            images = list(result.images)
         terminated = self._episode.done
         truncated = not terminated and self._steps >= self._max_steps
-        info: dict[str, Any] = {"data": data}
+        info: dict[str, Any] = {"data": data, "images": images}
         reward = 0.0
         if terminated or truncated:
             record = self._episode.record(
