@@ -9,7 +9,9 @@ import pytest
 import rebound
 
 from discoverygym.suites.stargazer import bank, difficulty, generator, kepler
+from discoverygym.suites.stargazer.evaluator import fit_statistics, verdict_v1, verdict_v2
 from discoverygym.suites.stargazer.generator import generate_task
+from discoverygym.suites.stargazer.task import RVTask
 
 
 def test_kepler_solver_matches_high_precision_root_finding():
@@ -176,3 +178,40 @@ def test_nbody_option_for_resonant_systems():
     # light planets: interactions perturb the signal a little, but not by nothing
     assert 0 < diff.max() < 0.2 * kep.truth[:, 1].max()
     assert np.array_equal(generator.generate_task(4, nbody=True).rv_ms, nb.rv_ms)
+
+
+def _hand_task(err_ms, noise_ms, labels, k_ms=20.0):
+    t = np.linspace(0.0, 60.0, len(err_ms))
+    truth = np.array([[9.0, k_ms, 0.1, 1.0, 2.0]])
+    rv = kepler.rv_total(t, truth, t[0]) + noise_ms
+    return RVTask(task_id="hand", tier="easy", source="synthetic", star_mass_msun=1.0,
+                  times_days=t, rv_ms=rv, err_ms=np.asarray(err_ms, dtype=float),
+                  instrument=np.asarray(labels), truth=truth,
+                  truth_jitter_ms=np.zeros(len(set(labels))),
+                  extra_var_ms2=np.zeros(len(err_ms)))
+
+
+def test_detection_gate_needs_the_truth_to_pass_both_modes():
+    rng = np.random.default_rng(11)
+    # two instruments: 30 epochs quoted (and drawn) at 0.5 m/s, 20 at 4 m/s. v2 compares
+    # each residual with its own sigma and passes; v1's unweighted RMS (~2.6 m/s) against
+    # 1.5 x the median quoted sigma (0.75 m/s) fails, so the task is not solvable in v1
+    err = np.r_[np.full(30, 0.5), np.full(20, 4.0)]
+    labels = ["inst_A"] * 30 + ["inst_B"] * 20
+    task = _hand_task(err, err * rng.standard_normal(50), labels)
+    stats = fit_statistics(task.context(), task.truth, task.truth_jitter_ms)
+    assert verdict_v2(stats).criteria["rms"] and not verdict_v1(stats).criteria["rms"]
+    assert not generator.truth_is_detectable(task)
+    # the same noise level on both instruments passes both modes
+    same = _hand_task(np.full(50, 0.5), 0.5 * rng.standard_normal(50), labels)
+    assert generator.truth_is_detectable(same)
+    # a signal far below the noise fails the bic criterion and is rejected too
+    weak = _hand_task(np.full(50, 5.0), 5.0 * rng.standard_normal(50), labels, k_ms=0.05)
+    assert not generator.truth_is_detectable(weak)
+
+
+def test_bank_cache_is_keyed_by_the_generator_version():
+    path = bank.cache_dir("stargazer", "banks") / (
+        f"bank-{bank.DEFAULT_BANK_SEED}-g{generator.GENERATOR_VERSION}.json")
+    bank.bank_seeds(bank.DEFAULT_BANK_SEED)
+    assert path.exists()

@@ -2,7 +2,8 @@
 
 A bank is found deterministically: task seeds bank_seed * 1_000_000 + i for i = 0, 1,
 ... are generated in order and each is kept if its tier still has room. The list of
-kept seeds is cached in-process and on disk (cache_dir("stargazer", "banks"))."""
+kept seeds is cached in-process and on disk (cache_dir("stargazer", "banks"), one file
+per bank seed and generator version)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import re
 from functools import cache
 
 from ...core.paths import cache_dir
-from .generator import generate_task
+from .generator import GENERATOR_VERSION, generate_task
 from .task import RVTask
 
 DEFAULT_BANK_SEED = 0
@@ -24,7 +25,8 @@ _ID = re.compile(r"^(?:bank(?P<bank>\d+)-)?(?P<tier>easy|medium|hard)-(?P<k>\d{3
 @cache
 def bank_seeds(bank_seed: int = DEFAULT_BANK_SEED) -> dict[str, tuple[int, ...]]:
     """Task seeds of each tier of a bank (deterministic; cached)."""
-    path = cache_dir("stargazer", "banks") / f"bank-{bank_seed}.json"
+    # the generator version is in the name: a changed generator never reads a stale list
+    path = cache_dir("stargazer", "banks") / f"bank-{bank_seed}-g{GENERATOR_VERSION}.json"
     if path.exists():
         try:
             data = json.loads(path.read_text())

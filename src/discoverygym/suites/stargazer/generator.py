@@ -2,8 +2,11 @@
 
 All randomness (system, schedule, activity GP, noise) comes from one
 `numpy.random.default_rng(seed)`, drawn in a fixed order. A system whose exact truth
-fails the detection gate (v2's rms and bic criteria on the truth itself) is rejected and
-redrawn from the same generator, so the result still depends on the seed alone.
+fails the detection gate (the rms and bic criteria of both scoring modes, applied to the
+truth itself with the true jitter) is rejected and redrawn from the same generator, so
+the result still depends on the seed alone. Every record is scored in both modes, so a
+task must be solvable in both: otherwise a v1 pass rate would mix the agent's failures
+with the published rule's own (its rms gate ignores jitter and other instruments' noise).
 
 Priors (the published ones; see the suite README):
   M* ~ U(0.7, 1.3) Msun; N ~ {1,2,3,4} with p = (0.5, 0.3, 0.15, 0.05);
@@ -28,7 +31,7 @@ from celerite2 import terms
 from scipy.linalg import cholesky
 
 from .difficulty import count_resonances, difficulty, tier_of
-from .evaluator import fit_statistics, verdict_v2
+from .evaluator import RULES, fit_statistics
 from .kepler import rv_total, semi_amplitude_ms
 from .task import RVTask
 
@@ -42,6 +45,8 @@ OFFSET_RANGE_MS = 20.0
 MIN_EPOCHS_PER_INSTRUMENT = 10
 MJUP_MSUN = 9.547919e-4
 MAX_DRAWS = 1000
+# Bumped whenever a seed's task changes (priors, gate, draw order): keys the bank caches.
+GENERATOR_VERSION = 2
 
 
 def instrument_labels(n: int) -> list[str]:
@@ -173,10 +178,11 @@ def _draw_system(rng: np.random.Generator, nbody: bool) -> dict[str, Any] | None
 
 
 def truth_is_detectable(task: RVTask) -> bool:
-    """The gate: the exact truth (with the true jitter) passes v2's rms and bic criteria."""
+    """The gate: the exact truth (with the true jitter) passes the rms and bic criteria
+    of every scoring mode (v1 and v2)."""
     stats = fit_statistics(task.context(), task.truth, task.truth_jitter_ms)
-    verdict = verdict_v2(stats)
-    return verdict.criteria["rms"] and verdict.criteria["bic"]
+    return all(rule(stats).criteria["rms"] and rule(stats).criteria["bic"]
+               for rule in RULES.values())
 
 
 def generate_task(seed: int, *, task_id: str | None = None, nbody: bool = False) -> RVTask:
