@@ -8,7 +8,7 @@ import json
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.run import read_records, run_episodes
+from discoverygym.run import read_records
 from discoverygym.suites.packages.suite import CATALOG
 
 
@@ -66,19 +66,40 @@ def test_no_outputs_at_all_is_a_failure():
     assert record.passed is False and record.value == -1.0
 
 
-def test_baseline_scores_every_shipped_package(tmp_path):
-    suite = get_suite("packages")
-    specs = suite.plan()
+def test_cli_baseline_run_scores_every_shipped_package(tmp_path):
+    """`discoverygym run packages --agent baseline --workers 1`: a valid submission and a
+    g for every shipped package; summary.json holds the aggregates; `package validate`
+    finds nothing to object to; `package summary` prints the table."""
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
     shipped = sorted(p.name for p in CATALOG.iterdir() if (p / "metadata.json").exists())
-    assert sorted(s.task_id for s in specs) == shipped and len(shipped) >= 2
-    run_episodes(specs, out_dir=tmp_path, agent="baseline", executor="serial",
-                 show_progress=False)
-    records = read_records(tmp_path / "records.jsonl")
-    assert {r["task_id"] for r in records} == set(shipped)
+    assert len(shipped) >= 4
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "packages", "--agent", "baseline", "--workers", "1",
+                                      "--executor", "serial", "--quiet", "--out", str(out)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    records = read_records(out / "records.jsonl")
+    assert sorted(r["task_id"] for r in records) == shipped
     for r in records:
-        assert r["details"]["completed"] and r["value"] is not None and r["value"] > -1.0
-    summary = json.loads((tmp_path / "summary.json").read_text())["suite_summary"]
+        assert r["details"]["completed"] and r["error"] is None, r["task_id"]
+        assert set(r["details"]["instance_g"]) == {i for i in r["details"]["sota"]}
+        assert all(g > -1.0 for g in r["details"]["instance_g"].values()), r["task_id"]
+        assert r["details"]["validity"]["findings"] == [], r["task_id"]
+    summary = json.loads((out / "summary.json").read_text())["suite_summary"]
     assert summary["n_tasks"] == len(shipped) and summary["completion_rate"] == 1.0
+    assert set(summary) >= {"surpass_rate", "match_rate", "mean_g", "median_g", "buckets",
+                            "per_domain"}
+    assert sum(summary["buckets"].values()) == len(shipped)
+    validate = CliRunner().invoke(app, ["package", "validate", str(out)],
+                                  env={"COLUMNS": "200"})
+    assert validate.exit_code == 0, validate.output
+    report = json.loads((out / "validity.json").read_text())
+    assert report["counts"]["passed_deterministic"] == len(shipped)
+    printed = CliRunner().invoke(app, ["package", "summary", str(out)], env={"COLUMNS": "200"})
+    assert printed.exit_code == 0 and "surpass" in printed.output and "physics" in printed.output
 
 
 def test_binary_outputs_through_base64(tmp_path):

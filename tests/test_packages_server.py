@@ -150,3 +150,35 @@ def test_restart_keeps_the_log_and_the_best_score(tmp_path):
     assert attempt["attempt"] == 2
     assert best["attempts"] == 2 and best["best"]["attempt"] == 1
     assert best["best"]["score"] == pytest.approx(1.0)
+
+
+def test_solve_timer_pauses_while_the_evaluator_runs(tmp_path, monkeypatch):
+    """A fake clock: the evaluation takes 100 s of it, the solve time charged is only
+    the time outside evaluations, and the timer reads paused during the evaluation."""
+    from discoverygym.suites.packages import service as service_mod
+    from discoverygym.suites.packages.evaluator_runner import Evaluation
+
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(service_mod.time, "monotonic", lambda: clock["now"])
+    seen = {}
+
+    def slow_evaluator(package, output_dir, **_):
+        seen["paused"] = service.timer.paused
+        clock["now"] += 100.0
+        return Evaluation(ok=True, g={"system_1": 0.0}, score=0.0)
+
+    monkeypatch.setattr(service_mod, "run_evaluator", slow_evaluator)
+    service = EvaluationService(load_package(PKG), tmp_path, tmp_path / "log.sqlite",
+                                total_s=600)
+    clock["now"] += 30.0  # the agent works 30 s
+    service.evaluate()
+    clock["now"] += 20.0  # and 20 s more
+    assert seen["paused"] is True and service.timer.paused is False
+    assert service.timer.elapsed() == pytest.approx(50.0)
+    assert service.timer.remaining() == pytest.approx(550.0)
+    service.close()
+    # The elapsed time survives a restart.
+    again = EvaluationService(load_package(PKG), tmp_path, tmp_path / "log.sqlite",
+                              total_s=600)
+    assert again.timer.elapsed() == pytest.approx(50.0)
+    again.close()

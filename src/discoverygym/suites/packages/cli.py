@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
-package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve.",
+from .scoring import BUCKET_LABELS
+
+package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve, "
+                          "summary, validate.",
                           no_args_is_help=True)
 console = Console()
 
@@ -55,6 +59,71 @@ def new_cmd(
         raise typer.Exit(2) from exc
     console.print(f"created {root}; fill in the TODOs, then run "
                   f"`discoverygym package check {root}`")
+
+
+def aggregate_table(agg: dict[str, Any], title: str) -> Table:
+    """The NatureBench aggregates (summary.json's suite_summary) as a table: one row for
+    all tasks, one per domain."""
+    table = Table(title=title, caption="surpass: g > 0.1 · match: g >= 0 · failed or "
+                  "invalid tasks count g = -1 · last five columns: tasks per g bucket")
+    for name in ("tasks", "n", "surpass", "match", "mean g", "median g", "done",
+                 *(b.replace(" ", "") for b in BUCKET_LABELS)):
+        table.add_column(name, justify="left" if name == "tasks" else "right")
+
+    def row(label: str, a: dict[str, Any]) -> None:
+        if not a.get("n_tasks"):
+            return
+        table.add_row(escape(label), str(a["n_tasks"]), f"{a['surpass_rate']:.0%}",
+                      f"{a['match_rate']:.0%}", f"{a['mean_g']:+.3f}", f"{a['median_g']:+.3f}",
+                      f"{a['completion_rate']:.0%}",
+                      *(str(a["buckets"][b]) for b in BUCKET_LABELS))
+
+    row("all", agg)
+    for domain, sub in agg.get("per_domain", {}).items():
+        row(f"  {domain}", sub)
+    return table
+
+
+@package_app.command("summary")
+def summary_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of the packages suite.")],
+):
+    """Print Surpass, Match, mean and median g, completion, per domain, buckets."""
+    from ...run import read_records
+    from .suite import PackagesSuite
+
+    records = [r for r in read_records(run_dir / "records.jsonl")
+               if r.get("suite") == "packages"] if (run_dir / "records.jsonl").exists() else []
+    if not records:
+        console.print(f"[red]error:[/red] no packages records in {run_dir}")
+        raise typer.Exit(2)
+    console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {run_dir}"))
+
+
+@package_app.command("validate")
+def validate_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run of the packages suite.")],
+    grader_model: Annotated[str | None, typer.Option(
+        help="Inspect model for the optional grader, e.g. openai/gpt-4o.")] = None,
+    timeout_s: Annotated[float, typer.Option(help="Seconds per grader reply.")] = 120.0,
+):
+    """Validity checks on a finished run (deterministic, then the optional grader);
+    writes validity.json and prints the aggregates with invalid runs at g = -1."""
+    from .validity import inspect_grader, validate_run
+
+    grader = inspect_grader(grader_model) if grader_model else None
+    try:
+        report = validate_run(run_dir, grader, timeout_s=timeout_s)
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    for v in report["verdicts"]:
+        why = v.get("reason") or v.get("error") or ""
+        console.print(f"{v['outcome']:<21} {v['task_id']}  {escape(why[:200])}")
+    console.print("outcomes: " + ", ".join(f"{k} {n}" for k, n in report["counts"].items()))
+    console.print(aggregate_table(report["aggregate_valid_only"],
+                                  "aggregates, invalid runs counted as g = -1"))
+    console.print(f"validity: {run_dir / 'validity.json'}")
 
 
 @package_app.command("serve")

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
+from . import validity
 from .package import Package
 from .service import BudgetExpired, EvaluationService
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_READ_CHARS = 20_000
+MAX_ACTIONS_LOGGED = 300
 
 PROMPT = """You are working on a research task. Its full description follows (problem/README.md).
 
@@ -68,6 +70,9 @@ class PackageEpisode(Episode):
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"))
         self._final: dict[str, Any] | None = None
+        # What the agent asked the file tools for (validity checks and the grader).
+        self._actions: list[dict[str, Any]] = []
+        self._best_outputs = self._tmp / "best_outputs"
         self._add_tool(_spec("write_file", "Write a file under OUTPUT_DIR: text, or binary "
                              "content (e.g. a .npy array) given as base64 with "
                              "encoding='base64'.",
@@ -107,6 +112,10 @@ class PackageEpisode(Episode):
         return {"ro": self._data_dir, "rw": self._output_dir}
 
     # ---- tools -----------------------------------------------------------------------
+    def _note(self, tool: str, path: str, **extra: Any) -> None:
+        if len(self._actions) < MAX_ACTIONS_LOGGED:
+            self._actions.append({"tool": tool, "path": path[:300], **extra})
+
     def _resolve(self, spec: str, *, for_write: bool = False) -> Path:
         if for_write:
             base, rel = self._output_dir, spec.removeprefix("output:")
@@ -123,6 +132,7 @@ class PackageEpisode(Episode):
         return target
 
     def _write_file(self, args: dict[str, Any]) -> ToolResult:
+        self._note("write_file", args["path"], bytes=len(args["content"]))
         if args.get("encoding") == "base64":
             try:
                 content = base64.b64decode(args["content"], validate=True)
@@ -142,6 +152,7 @@ class PackageEpisode(Episode):
         return ToolResult(f"wrote {len(content)} bytes to {target.relative_to(self._output_dir)}")
 
     def _read_file(self, args: dict[str, Any]) -> ToolResult:
+        self._note("read_file", args["path"])
         target = self._resolve(args["path"])
         if not target.is_file():
             raise ToolInputError(f"No file {args['path']!r}.")
@@ -151,15 +162,27 @@ class PackageEpisode(Episode):
         return ToolResult(text)
 
     def _list_files(self, args: dict[str, Any]) -> ToolResult:
+        self._note("list_files", args["path"])
         target = self._resolve(args["path"])
         if not target.is_dir():
             raise ToolInputError(f"No directory {args['path']!r}.")
         files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
         return ToolResult("\n".join(files[:500]) or "(empty)", data={"files": files[:500]})
 
+    def _evaluate_outputs(self) -> dict[str, Any]:
+        """One evaluation of OUTPUT_DIR; a new best attempt's outputs are kept, so the
+        validity checks look at the outputs that earned the score."""
+        result = self._service.evaluate()
+        self._note("evaluate", "", attempt=result["attempt"], score=result["score"])
+        best = result["best_so_far"]
+        if result["ok"] and best and best["attempt"] == result["attempt"]:
+            shutil.rmtree(self._best_outputs, ignore_errors=True)
+            shutil.copytree(self._output_dir, self._best_outputs)
+        return result
+
     def _evaluate(self, args: dict[str, Any]) -> ToolResult:
         try:
-            result = self._service.evaluate()
+            result = self._evaluate_outputs()
         except BudgetExpired as exc:
             raise ToolInputError(f"No evaluation: {exc}.") from exc
         self.usage.submissions += 1
@@ -175,7 +198,7 @@ class PackageEpisode(Episode):
         return ToolResult("\n".join(lines), data=result)
 
     def _finish_tool(self, args: dict[str, Any]) -> ToolResult:
-        self._final = self._service.evaluate() if self._service.timer.remaining() > 0 else None
+        self._final = self._evaluate_outputs() if self._service.timer.remaining() > 0 else None
         best = self._service.log.best()
         self._finish({"best_attempt": best.number if best else None})
         return ToolResult("Finished. Your best evaluation is your result.")
@@ -188,7 +211,7 @@ class PackageEpisode(Episode):
         if not self.answered:
             # Without `finish` the outputs still count: evaluate them once, then score.
             try:
-                self._final = self._service.evaluate()
+                self._final = self._evaluate_outputs()
             except BudgetExpired:
                 self._final = None
             best = self._service.log.best()
@@ -209,6 +232,12 @@ class PackageEpisode(Episode):
                    "skipped_instances": [i.name for i in self._package.instances
                                          if i.sota in (None, 0.0)],
                    "sota": {i.name: i.sota for i in self._package.instances}}
+        outputs = self._best_outputs if best is not None else self._output_dir
+        findings = validity.episode_findings(
+            self._package, outputs, [(f"{a['tool']} call", a["path"]) for a in self._actions])
+        details["validity"] = {"findings": [f.to_dict() for f in findings],
+                               "outputs": validity.summarize_outputs(outputs)}
+        details["actions"] = self._actions
         if best is None:
             errors = [a.error for a in attempts if a.error]
             return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
