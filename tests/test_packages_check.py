@@ -167,7 +167,7 @@ def test_hand_written_published_package_loads_checks_and_runs(tmp_path):
     result = view.call("evaluate", {})
     # accuracy 0.75 vs SOTA 0.80 (the best of the two entries): g = (0.75-0.8)/0.8
     assert result.data["g"]["cells_a"] == pytest.approx(-0.0625)
-    view.call("finish", {})
+    view.call("submit", {})
     record = episode.record(agent="test")
     assert record.value == pytest.approx(-0.0625) and record.passed is False
     # The unknown package makes the baseline fail honestly, with a record.

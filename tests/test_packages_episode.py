@@ -54,7 +54,7 @@ def test_best_attempt_counts_and_missing_outputs_fail(episode):
     first = view.call("evaluate", {}).data
     assert first["g"]["system_1"] == pytest.approx(1.0) and first["g"]["system_2"] == -1.0
     view.call("write_file", {"path": "system_1/answer.json", "content": '{"alpha": 9}'})
-    view.call("finish", {})
+    view.call("submit", {})
     record = episode.record(agent="t")
     assert record.details["best_attempt"] == 1 and record.value == pytest.approx(0.0)
     assert record.details["attempts"] == 2 and record.passed is True  # g = 0 matches SOTA
@@ -121,3 +121,15 @@ def test_binary_outputs_through_base64(tmp_path):
     assert data["raw_scores"]["flow_1"]["relative_l2_error"] == pytest.approx(0.1, rel=1e-5)
     assert data["g"]["flow_2"] == -1.0 and "missing" in data["raw_scores"]["flow_2"]["error"]
     episode.record(agent="t")
+
+
+def test_an_evaluation_of_nothing_is_not_a_completion():
+    episode = get_suite("packages").episode("gravity-force-law")
+    view = episode.view()
+    view.call("write_file", {"path": "system_1/answer.json", "content": "{broken"})
+    assert view.call("submit", {}).is_error is False
+    record = episode.record(agent="t")
+    assert record.value == -1.0 and record.details["completed"] is False
+    assert record.error.startswith("no instance was measured") and "JSON" in record.error
+    summary = get_suite("packages").summarize([record.to_dict()])
+    assert summary["completion_rate"] == 0.0 and summary["mean_g"] == -1.0

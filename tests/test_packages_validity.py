@@ -45,7 +45,7 @@ def _play(task: str, writes: dict[str, str | np.ndarray], reads: tuple[str, ...]
         else:
             view.call("write_file", {"path": path, "content": content})
     view.call("evaluate", {})
-    view.call("finish", {})
+    view.call("submit", {})
     return episode.record(agent="test").to_dict()
 
 

@@ -154,7 +154,7 @@ class Baseline:
         if solver is not None:
             solver(view, Path(ws["DATA_DIR"]), list(ws["instances"]))
             view.call("evaluate", {})
-        view.call("finish", {})
+        view.call("submit", {})
 
 
 AGENTS = {"baseline": "discoverygym.agents.packages:Baseline"}

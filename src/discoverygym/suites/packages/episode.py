@@ -30,7 +30,7 @@ the `write_file` tool (paths relative to OUTPUT_DIR). `read_file` and `list_file
 DATA_DIR (prefix "data:") or OUTPUT_DIR (prefix "output:"). `evaluate` scores your current
 outputs and reports, per dataset, how you compare with the best published result
 (g = 0 matches it, g > 0 beats it). Your best evaluation is your result; if you never
-evaluate, your final outputs are evaluated when you call `finish`. You have {runtime}
+evaluate, your final outputs are evaluated when you call `submit`. You have {runtime}
 of solve time (paused while evaluating)."""
 
 
@@ -87,8 +87,9 @@ class PackageEpisode(Episode):
                        self._list_files)
         self._add_tool(_spec("evaluate", "Score the current outputs against the published "
                              "state of the art.", {}, []), self._evaluate)
-        self._add_tool(_spec("finish", "End the task; your best evaluation counts.", {}, []),
-                       self._finish_tool)
+        self._add_tool(_spec("submit", "End the task: your current outputs are evaluated "
+                             "once more, and your best evaluation is your result.", {}, []),
+                       self._submit)
 
     # ---- what the agent sees -------------------------------------------------------
     @property
@@ -197,7 +198,7 @@ class PackageEpisode(Episode):
             lines.append(f"best so far: attempt {best['attempt']}, g = {best['score']:+.4f}")
         return ToolResult("\n".join(lines), data=result)
 
-    def _finish_tool(self, args: dict[str, Any]) -> ToolResult:
+    def _submit(self, args: dict[str, Any]) -> ToolResult:
         self._final = self._evaluate_outputs() if self._service.timer.remaining() > 0 else None
         best = self._service.log.best()
         self._finish({"best_attempt": best.number if best else None})
@@ -209,7 +210,7 @@ class PackageEpisode(Episode):
 
     def record(self, **kwargs: Any):
         if not self.answered:
-            # Without `finish` the outputs still count: evaluate them once, then score.
+            # Without `submit` the outputs still count: evaluate them once, then score.
             try:
                 self._final = self._evaluate_outputs()
             except BudgetExpired:
@@ -243,7 +244,18 @@ class PackageEpisode(Episode):
             return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
                          truth=None, error=errors[-1] if errors else "no successful evaluation",
                          details={**details, "completed": False})
-        details.update(completed=True, best_attempt=best.number, instance_g=best.g,
+        # Completed: the evaluator measured at least one scored instance (an evaluation
+        # in which every output was missing or malformed is no submission).
+        measured = [i.name for i in self._package.scored_instances()
+                    if isinstance(best.raw.get(i.name), dict)
+                    and isinstance(best.raw[i.name].get(i.metric), int | float)]
+        details.update(completed=bool(measured), best_attempt=best.number, instance_g=best.g,
                        raw_scores=best.raw, surpass=best.score > 0.1)
+        error = None
+        if not measured:
+            reasons = sorted({str(v.get("error")) for v in best.raw.values()
+                              if isinstance(v, dict) and v.get("error")})
+            error = "no instance was measured" + (f": {'; '.join(reasons)[:300]}"
+                                                  if reasons else "")
         return Score(passed=best.score >= 0.0, score=best.score, metric="g", value=best.score,
-                     threshold=0.0, truth=None, details=details)
+                     threshold=0.0, truth=None, error=error, details=details)

@@ -61,3 +61,10 @@ class PackagesSuite(Suite):
                               r["value"] if r.get("details", {}).get("completed") else None)
                    for r in records]
         return aggregate(results)
+
+    def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
+        """The aggregates as a rich table, for `discoverygym run` to print under its own
+        table (Surpass, Match, mean/median g, completion, per domain, buckets)."""
+        from .cli import aggregate_table
+
+        return aggregate_table(suite_summary, "packages: g against the state of the art")
