@@ -30,6 +30,7 @@ def episode():
     ("read_file", {"path": "data:nothing.txt"}, "No file"),
     ("list_files", {"path": "output:nope"}, "No directory"),
     ("evaluate", {"extra": 1}, "Additional properties"),
+    ("submit", {"answer": 1.0}, "Additional properties"),
 ])
 def test_bad_input_costs_nothing(episode, tool, args, fragment):
     view = episode.view()
