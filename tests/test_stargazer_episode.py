@@ -119,6 +119,7 @@ def test_oracle_passes_v2_through_the_submit_tool_with_both_phase_forms(suite):
     rec = ep.record(agent="oracle")
     assert rec.passed and rec.details["v2"]["passed"]
     assert rec.details["n_found"] == rec.details["n_true"] == task.truth.shape[0]
+    assert rec.details["n_recovered"] == task.truth.shape[0]
 
 
 def test_submission_limit_and_best_submission_counts(suite):
@@ -206,6 +207,9 @@ def test_summary_per_tier_criterion_and_mode(suite):
     assert set(summary["all"]["v1"]["criteria"]) == {"rms", "bic", "match", "count"}
     assert summary["easy"]["mean_planets_true"] > 0
     assert summary["all"]["mean_planets_found"] <= summary["all"]["mean_planets_true"]
+    # the oracle recovers every planet it submits; easy-001 ended without a submission
+    assert summary["hard"]["mean_planets_recovered"] == summary["hard"]["mean_planets_true"]
+    assert summary["easy"]["mean_planets_recovered"] == 0.5
 
 
 def test_planet_columns_are_the_submit_fields():

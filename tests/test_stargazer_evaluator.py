@@ -89,6 +89,16 @@ def test_count_edge_cases():
     assert ev.verdict_v2(_stats([[0.0]], 1, 1)).criteria["count"]
 
 
+def test_planets_recovered_one_by_one():
+    ln08 = -np.log(0.8)
+    # Hungarian pairs (0, 0) and (1, 1): the first within the threshold, the second not
+    assert ev.n_recovered(_stats([[ln08 - 1e-9, 9.0], [9.0, ln08 + 1e-9]], 2, 2)) == 1
+    # an extra guess recovers nothing; a missing one leaves its truth unrecovered
+    assert ev.n_recovered(_stats([[0.0, 6.0, 6.0]], 1, 3)) == 1
+    assert ev.n_recovered(_stats([[0.0], [3.0]], 2, 1)) == 1
+    assert ev.n_recovered(_stats([[0.1, 0.0], [0.0, 0.1]], 2, 2)) == 2
+
+
 def test_rms_edge_cases_v1_and_v2():
     assert ev.verdict_v1(_stats([0.0], 1, 1, rms=1.5, sigma=1.0)).criteria["rms"]
     assert not ev.verdict_v1(_stats([0.0], 1, 1, rms=1.5 + 1e-9, sigma=1.0)).criteria["rms"]

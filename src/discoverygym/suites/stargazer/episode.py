@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
-from .evaluator import CRITERIA, MODES, Verdict, evaluate
+from .evaluator import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .kepler import mean_longitude_from_periastron, semi_amplitude_ms
 from .task import RVTask
 
@@ -238,13 +238,16 @@ class StargazerEpisode(Episode):
     def _score(self, answer: Any) -> Score:
         # the stored answer was validated when it was submitted
         planets, jitter = self.parse_submission(answer, check_limit=False)
-        verdicts = evaluate(self._ctx, planets, jitter)
+        stats = fit_statistics(self._ctx, planets, jitter)
+        verdicts = {mode: rule(stats) for mode, rule in RULES.items()}
         chosen = verdicts[self._mode]
         details = {
             "mode": self._mode, "tier": self._task.tier, "source": self._task.source,
             "difficulty": self._task.difficulty.get("difficulty"),
             "v1": verdicts["v1"].to_dict(), "v2": verdicts["v2"].to_dict(),
             "n_found": int(planets.shape[0]), "n_true": int(self._task.truth.shape[0]),
+            # truth planets whose matched guess alone reaches the match threshold
+            "n_recovered": n_recovered(stats),
             "n_submissions": len(self._submissions),
             "best_submission": None if self._best is None else self._best + 1,
             # the best submission as scored (P, K, e, omega, l at t_ref; jitter in

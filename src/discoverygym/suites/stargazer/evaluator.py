@@ -213,6 +213,14 @@ def verdict_v2(stats: FitStatistics) -> Verdict:
 RULES = {"v1": verdict_v1, "v2": verdict_v2}
 
 
+def n_recovered(stats: FitStatistics) -> int:
+    """Truth planets recovered one by one: their Hungarian partner alone reaches the match
+    threshold, exp(-d) >= MATCH_THRESHOLD (d <= 0.22). The same in both modes; it is
+    computed from the truth, so it goes into records and summaries, never into feedback."""
+    return sum(1 for r, c in stats.pairs
+               if float(np.exp(-stats.distances[r, c])) >= MATCH_THRESHOLD)
+
+
 def evaluate(ctx: ScoringContext, guess: ArrayLike,
              jitter_ms: ArrayLike | None = None) -> dict[str, Verdict]:
     """Both modes' verdicts on one submission: {"v1": Verdict, "v2": Verdict}."""

@@ -151,7 +151,9 @@ class StargazerSuite(Suite):
 
     # ---- summaries ---------------------------------------------------------------------
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        """Pass rate per tier and per criterion for each mode; planets found vs true."""
+        """Pass rate per tier and per criterion for each mode; planets submitted
+        (`found`), recovered one by one (`recovered`, see evaluator.n_recovered) and true,
+        per episode on average."""
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in records:
             tier = (r.get("details") or {}).get("tier") or _tier_from_id(r["task_id"])
@@ -169,8 +171,10 @@ class StargazerSuite(Suite):
                                  for c in CRITERIA},
                 }
             found = [int((r.get("details") or {}).get("n_found") or 0) for r in recs]
+            recovered = [int((r.get("details") or {}).get("n_recovered") or 0) for r in recs]
             true = [_n_true(r) for r in recs]
             entry["mean_planets_found"] = sum(found) / n
+            entry["mean_planets_recovered"] = sum(recovered) / n
             entry["mean_planets_true"] = sum(true) / n
             out[tier] = entry
         return {"stargazer": out}
