@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..core import EpisodeView
+from .mad_fluid_quantum import AGENTS as FLUID_QUANTUM_AGENTS
+from .mad_fluid_quantum import TrialBaseline, require_world
 
 FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
 FIDELITY_SIGMA = {"high": 0.001, "medium": 0.01, "low": 0.1}
@@ -81,21 +83,18 @@ def submit_prior_median(view: EpisodeView) -> None:
     view.call("submit_estimate", {"value": float(np.median(candidates))})
 
 
-class Baseline:
-    """Plays each trial with `play_trial` (one measurement phase and one prediction)."""
+class Baseline(TrialBaseline):
+    """A classical baseline: plays each trial with `play_trial` (one measurement phase
+    and one prediction); answers the parameter-inference variant with the prior."""
+
+    world = "classical"
 
     def solve(self, view: EpisodeView) -> None:
+        require_world(view, self.world)
         if "parameter" in view.workspace():
             submit_prior_median(view)
             return
-        while not view.done:
-            trial = view.workspace()["trial"]
-            self.play_trial(view)
-            if not view.done and view.workspace()["trial"] == trial:
-                raise RuntimeError("the prediction was refused; see the episode's tool log")
-
-    def play_trial(self, view: EpisodeView) -> None:
-        raise NotImplementedError
+        super().solve(view)
 
 
 class LastSeen(Baseline):
@@ -236,8 +235,11 @@ class Newtonian(Baseline):
         return out
 
 
+# Every baseline of the suite, whatever its world (the runner looks agents up per suite):
+# classical here, fluid and quantum in mad_fluid_quantum. Each refuses other worlds.
 AGENTS = {
     "last-seen": "discoverygym.agents.mad:LastSeen",
     "ballistic": "discoverygym.agents.mad:Ballistic",
     "newtonian": "discoverygym.agents.mad:Newtonian",
+    **FLUID_QUANTUM_AGENTS,
 }

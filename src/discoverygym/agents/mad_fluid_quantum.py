@@ -23,7 +23,15 @@ Quantum:
   PRIOR_SAMPLES samples). Five samples per particle, taken up to 10 time units before
   the query times, say little about the density then (measured on seeds 0-9: weighting
   them more makes the error worse), so the prior dominates: this agent mostly knows
-  that the particles stay inside the well."""
+  that the particles stay inside the well.
+- `schrodinger`: standard quantum mechanics from the prepared state the prompt states
+  (the default `initial_state=given`): each packet evolved exactly with the stated
+  Hamiltonian, Born-rule (p = 2) region probabilities of the product state. Exact under
+  the normal law; the altered laws are what it cannot know.
+
+Each baseline plays every trial of the in-context-learning variant the same way, and
+refuses a world it was not built for with a clear message. They are registered with
+the classical ones in `agents/mad.py` (`discoverygym run mad --world ... --agent NAME`)."""
 
 from __future__ import annotations
 
@@ -38,6 +46,39 @@ FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
 FLUID_MISMATCH_LIMIT = 0.2  # relative L2 miss at T_max above which the NS model is dropped
 PRIOR_SAMPLES = 45.0  # weight of the even-over-the-well prior, in samples (see below)
 WALL_INSET = 0.2  # the smoothed wall of height 1000 keeps the density this far inside
+
+
+# World -> the baselines that play it, for the message when an agent meets another world.
+WORLD_AGENTS = {"classical": ("last-seen", "ballistic", "newtonian"),
+                "fluid": ("persistence", "navier-stokes"),
+                "quantum": ("uniform", "empirical", "schrodinger")}
+
+
+def require_world(view: EpisodeView, world: str) -> None:
+    """Stop with a clear message when a baseline meets a world it was not built for."""
+    actual = view.workspace()["world_facts"].get("world")
+    if actual != world:
+        raise RuntimeError(
+            f"this baseline plays the {world} world, but the episode is in the {actual} "
+            f"world; baselines for it: {', '.join(WORLD_AGENTS.get(actual, ())) or 'none'}")
+
+
+class TrialBaseline:
+    """A baseline of one world that plays every trial of an episode (one in the plain
+    protocol, K in the in-context-learning variant) the same way with `play_trial`."""
+
+    world = ""
+
+    def solve(self, view: EpisodeView) -> None:
+        require_world(view, self.world)
+        while not view.done:
+            trial = view.workspace()["trial"]
+            self.play_trial(view)
+            if not view.done and view.workspace()["trial"] == trial:
+                raise RuntimeError("the prediction was refused; see the episode's tool log")
+
+    def play_trial(self, view: EpisodeView) -> None:
+        raise NotImplementedError
 
 
 def _best_fidelity(budget: float, n_items: int) -> str:
@@ -63,10 +104,12 @@ def _queries(view: EpisodeView) -> list[dict[str, Any]]:
 
 
 # ---- fluid ------------------------------------------------------------------------------
-class FluidPersistence:
+class FluidPersistence(TrialBaseline):
     """The last measured vorticity at each query point, for every query time."""
 
-    def solve(self, view: EpisodeView) -> None:
+    world = "fluid"
+
+    def play_trial(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         points = facts["query_points"]
@@ -107,10 +150,12 @@ def fit_shear_layer(omega_left: float, omega_right: float, resolution: int,
     return float(best.x), amplitude
 
 
-class FluidNavierStokes:
+class FluidNavierStokes(TrialBaseline):
     """Fit the initial shear layer, integrate the standard equations forward."""
 
-    def solve(self, view: EpisodeView) -> None:
+    world = "fluid"
+
+    def play_trial(self, view: EpisodeView) -> None:
         from ..suites.mad import fluid_solver as fs
 
         ws = view.workspace()
@@ -145,10 +190,12 @@ def _area_inside(region: list[float], half_x: float, half_y: float) -> float:
     return width * height
 
 
-class QuantumUniform:
+class QuantumUniform(TrialBaseline):
     """Region area / domain area, without measuring."""
 
-    def solve(self, view: EpisodeView) -> None:
+    world = "quantum"
+
+    def play_trial(self, view: EpisodeView) -> None:
         facts = view.workspace()["world_facts"]
         lo, hi = facts["domain"]
         half = 0.5 * (hi - lo)
@@ -157,10 +204,12 @@ class QuantumUniform:
             _area_inside(q["region"], half, half) / (hi - lo) ** 2 for q in queries]})
 
 
-class QuantumEmpirical:
+class QuantumEmpirical(TrialBaseline):
     """Measured frequencies across runs, shrunk towards an even spread over the well."""
 
-    def solve(self, view: EpisodeView) -> None:
+    world = "quantum"
+
+    def play_trial(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         t_max = float(facts["t_max"])
@@ -186,9 +235,45 @@ class QuantumEmpirical:
         view.call("predict", {"predictions": predictions})
 
 
+class QuantumSchrodinger(TrialBaseline):
+    """Standard quantum mechanics from the prepared state the prompt states: evolve each
+    packet exactly on the stated grid (the public solver: eigenvectors of the stated
+    one-particle Hamiltonian) and answer the Born-rule (p = 2) probability of the region
+    for the product state. Measures nothing; an altered Born rule or an entangled
+    initial state is what it cannot know."""
+
+    world = "quantum"
+
+    def play_trial(self, view: EpisodeView) -> None:
+        from ..suites.mad import quantum_solver as qs
+        from ..suites.mad.quantum_world import cached_eigensystem  # public H, no truth
+
+        facts = view.workspace()["world_facts"]
+        state = facts.get("initial_state")
+        if state is None:
+            raise RuntimeError("schrodinger needs the prepared state, which this episode "
+                               "hides (initial_state=hidden)")
+        grid = qs.QuantumGrid(int(facts["grid"]), float(facts["domain"][1] - facts["domain"][0]))
+        packets = []
+        for k in range(2):
+            system = cached_eigensystem(float(state["masses"][k]))
+            psi = qs.gaussian_packet(grid, state["centres"][k], float(state["widths"][k]),
+                                     state["momenta"][k])
+            packets.append((system, system.vectors.T @ psi))
+        predictions = []
+        for q in _queries(view):
+            system, coefficients = packets[int(q["particle"]) - 1]
+            psi_t = system.vectors @ (np.exp(-1j * system.energies * float(q["t"]))
+                                      * coefficients)
+            density = psi_t.real**2 + psi_t.imag**2
+            predictions.append(float(density @ grid.region_weights(*q["region"])))
+        view.call("predict", {"predictions": predictions})
+
+
 AGENTS = {
     "persistence": "discoverygym.agents.mad_fluid_quantum:FluidPersistence",
     "navier-stokes": "discoverygym.agents.mad_fluid_quantum:FluidNavierStokes",
     "uniform": "discoverygym.agents.mad_fluid_quantum:QuantumUniform",
     "empirical": "discoverygym.agents.mad_fluid_quantum:QuantumEmpirical",
+    "schrodinger": "discoverygym.agents.mad_fluid_quantum:QuantumSchrodinger",
 }

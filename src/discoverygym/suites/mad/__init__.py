@@ -128,6 +128,13 @@ class MadSuite(Suite):
         law = options.pop("law", None)
         variant = options.pop("variant", "predict")
         spec_options = dict(options)
+        accepted = {opt.name for opt in getattr(cls, "run_options", ())} | {"trials"}
+        foreign = sorted(set(spec_options) - accepted)
+        if foreign:
+            flags = ", ".join("--" + name.replace("_", "-") for name in foreign)
+            raise ValueError(f"{flags}: not an option of the {world_name} world; its options: "
+                             + ", ".join("--" + o.name.replace("_", "-")
+                                         for o in getattr(cls, "run_options", ())))
         if variant.startswith("infer-"):
             param = variant[len("infer-"):]
             if param not in cls.parameter_laws:

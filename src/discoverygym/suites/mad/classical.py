@@ -25,6 +25,8 @@ from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import constants as C
 from .worlds import (
+    QUERY_HORIZON_OPTION,
+    T_MAX_OPTION,
     LawFunction,
     Observation,
     ParameterQuestion,
@@ -209,9 +211,8 @@ class ClassicalWorld(World):
         RunOption("dim", f"classical: dimension 2 or 3 (default {C.DEFAULT_DIM})", int),
         RunOption("inertia_decay", "classical: lambda of the anisotropic-inertia laws (default "
                   f"{C.INERTIA_DECAY_RATE:g})", float),
-        RunOption("query_horizon", "classical: query times lie in (T_max, T_max + horizon] "
-                  f"(default {C.QUERY_HORIZON:g})", float),
-        RunOption("t_max", f"classical: last measurement time (default {C.T_MAX:g})", float),
+        T_MAX_OPTION,
+        QUERY_HORIZON_OPTION,
     )
 
     def __init__(self, *, seed: int, law: str, n_particles: int = C.DEFAULT_N_PARTICLES,

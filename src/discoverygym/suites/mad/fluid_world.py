@@ -27,7 +27,15 @@ import numpy as np
 from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import fluid_solver as fs
-from .worlds import LawFunction, Observation, World, WorldDefaults, WorldInfo
+from .worlds import (
+    QUERY_HORIZON_OPTION,
+    T_MAX_OPTION,
+    LawFunction,
+    Observation,
+    World,
+    WorldDefaults,
+    WorldInfo,
+)
 
 CACHE_FORMAT = 1  # bump when the solver or the initial state changes
 
@@ -208,10 +216,8 @@ class FluidWorld(World):
     run_options: ClassVar[tuple[RunOption, ...]] = (
         RunOption("resolution", f"fluid: grid size N of the N x N simulation (default "
                   f"{DEFAULT_RESOLUTION}; paper 512)", int),
-        RunOption("t_max", "last measurement time (classical default 300, fluid 60, quantum "
-                  "30)", float),
-        RunOption("query_horizon", "query times lie in (T_max, T_max + horizon] (classical "
-                  "default 30, fluid 10, quantum 10)", float),
+        T_MAX_OPTION,
+        QUERY_HORIZON_OPTION,
     )
 
     def __init__(self, *, seed: int, law: str, resolution: int = DEFAULT_RESOLUTION,

@@ -28,7 +28,14 @@ import numpy as np
 from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import quantum_solver as qs
-from .worlds import Observation, World, WorldDefaults, WorldInfo
+from .worlds import (
+    QUERY_HORIZON_OPTION,
+    T_MAX_OPTION,
+    Observation,
+    World,
+    WorldDefaults,
+    WorldInfo,
+)
 
 CACHE_FORMAT = 1  # bump when the Hamiltonian changes
 
@@ -48,6 +55,12 @@ VELOCITY_RANGES = ((0.0, 2.0), (0.0, 3.0))  # paper: velocities U(0, 2) and U(0,
 # packet is resolved on 32 cells (p = m v is clipped; this binds for heavy particle 2)
 MOMENTUM_CAP = 0.5 * math.pi / qs.QuantumGrid().spacing
 WALL_MARGIN = 1.0  # ours: packet means stay at least one width inside the well
+# ours: whether the prompt states the prepared one-particle packets (masses, centres,
+# widths, momenta). "given" (default): the experimenter knows what was prepared and the
+# task is to find out which rules of outcome statistics or correlation differ; "hidden":
+# everything must come from single-shot samples, which cannot pin down a wave function
+# (see the README: then even the exact time-averaged density barely beats `uniform`).
+INITIAL_STATE_MODES = ("given", "hidden")
 
 LAWS: dict[str, tuple[float, float]] = {  # law -> (Born power p, entanglement lambda)
     "normal": (2.0, 0.0),
@@ -141,17 +154,21 @@ class QuantumWorld(World):
     metric = "l2"
     metric_prose = "the Euclidean norm of the probability errors over the queries"
     run_options: ClassVar[tuple[RunOption, ...]] = (
-        RunOption("t_max", "last measurement time (classical default 300, fluid 60, quantum "
-                  "30)", float),
-        RunOption("query_horizon", "query times lie in (T_max, T_max + horizon] (classical "
-                  "default 30, fluid 10, quantum 10)", float),
+        T_MAX_OPTION,
+        QUERY_HORIZON_OPTION,
+        RunOption("initial_state", "quantum: given (default; the prepared packets and masses "
+                  "are stated) | hidden", str),
     )
 
     def __init__(self, *, seed: int, law: str, t_max: float = T_MAX,
-                 query_horizon: float = QUERY_HORIZON) -> None:
+                 query_horizon: float = QUERY_HORIZON, initial_state: str = "given") -> None:
         super().__init__(seed=seed, law=law)
         if not t_max > 0 or not query_horizon > 0:
             raise ValueError("t_max and query_horizon must be positive")
+        if initial_state not in INITIAL_STATE_MODES:
+            raise ValueError(f"initial_state must be one of {', '.join(INITIAL_STATE_MODES)}, "
+                             f"got {initial_state!r}")
+        self.initial_state_mode = initial_state
         self.defaults = WorldDefaults(t_max=float(t_max), budget=BUDGET, n_queries=N_QUERIES,
                                       measurement_trials=MEASUREMENT_RUNS)
         self.query_horizon = float(query_horizon)
@@ -256,16 +273,35 @@ class QuantumWorld(World):
     def prompt_facts(self) -> str:
         half = 0.5 * qs.DOMAIN_SIZE
         wx, wy = qs.WELL_SIZE
+        p = self.packets
+        if self.initial_state_mode == "given":
+            packets = "; ".join(
+                f"particle {k + 1}: mass {p.masses[k]:.6g}, centre ({p.means[k][0]:.6g}, "
+                f"{p.means[k][1]:.6g}), width {p.widths[k]:.6g}, momentum ({p.momenta[k][0]:.6g}, "
+                f"{p.momenta[k][1]:.6g})" for k in range(2))
+            preparation = (
+                "At t = 0 each particle is prepared in a Gaussian wave packet psi(r) "
+                "proportional to exp(-|r - centre|^2 / (4 width^2) + i momentum . r) on the "
+                f"cell centres: {packets}. Under standard quantum mechanics the joint initial "
+                "state is psi1(r1) psi2(r2). Discretisation (world_facts['discretisation']): "
+                "H = -laplacian / (2 m) + V with the 5-point finite-difference Laplacian on "
+                f"the periodic {qs.GRID_SIZE} x {qs.GRID_SIZE} cell-centred grid, V = "
+                f"{qs.WELL_HEIGHT:g} (1 - w_x(x) w_y(y)), w(s) = [tanh((s + a/2) / e) - "
+                f"tanh((s - a/2) / e)] / 2 with a the well's size along that axis and e = "
+                f"{qs.WELL_EDGE_WIDTH:g}; a region's probability takes the density as constant "
+                "within each cell.")
+        else:
+            preparation = (
+                "At t = 0 each particle is a Gaussian wave packet with unknown mass (particle "
+                "1 from U(0, 1), particle 2 from U(0, 5)), centre, width and velocity.")
         return (
             "World: two quantum particles (1 and 2) in 2D, hbar = 1, that do not interact. "
             f"Each moves in the square domain [-{half:g}, {half:g}]^2, on a grid of "
             f"{qs.GRID_SIZE} x {qs.GRID_SIZE} cells per particle, confined by a smoothed box "
             f"well of height {qs.WELL_HEIGHT:g} and size {wx:g} (x) by {wy:g} (y) centred at "
-            "the origin. At t = 0 each particle is a Gaussian wave packet with unknown mass "
-            "(particle 1 from U(0, 1), particle 2 from U(0, 5)), centre, width and "
-            "velocity. The world may follow standard quantum mechanics or altered rules "
-            "(for the probabilities of outcomes, or a correlation between the particles in "
-            "the initial state); finding out is part of the task.\n"
+            f"the origin. {preparation} The world may follow standard quantum mechanics or "
+            "altered rules (for the probabilities of outcomes, or a correlation between the "
+            "particles in the initial state); finding out is part of the task.\n"
             f"Measurements: {self.observation_prose}. You have {MEASUREMENT_RUNS} measurement "
             f"runs of budget {BUDGET:g} each: restart_measurements starts a new run from the "
             "same initial state at t = 0, undoing every collapse.\n"
@@ -275,18 +311,37 @@ class QuantumWorld(World):
 
     def public_facts(self) -> dict[str, Any]:
         half = 0.5 * qs.DOMAIN_SIZE
-        return {"world": self.name, "domain": [-half, half], "grid": qs.GRID_SIZE,
-                "cell_size": self.grid.spacing, "well_size": list(qs.WELL_SIZE),
-                "well_height": qs.WELL_HEIGHT, "t_max": self.defaults.t_max,
-                "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
-                "measurement_runs": MEASUREMENT_RUNS, "budget_per_run": BUDGET,
-                "mass_ranges": [list(r) for r in MASS_RANGES]}
+        facts: dict[str, Any] = {
+            "world": self.name, "domain": [-half, half], "grid": qs.GRID_SIZE,
+            "cell_size": self.grid.spacing, "well_size": list(qs.WELL_SIZE),
+            "well_height": qs.WELL_HEIGHT, "t_max": self.defaults.t_max,
+            "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
+            "measurement_runs": MEASUREMENT_RUNS, "budget_per_run": BUDGET,
+            "mass_ranges": [list(r) for r in MASS_RANGES], "initial_state": None}
+        if self.initial_state_mode == "given":
+            p = self.packets
+            facts["initial_state"] = {
+                "masses": list(p.masses), "centres": [list(m) for m in p.means],
+                "widths": list(p.widths), "momenta": [list(m) for m in p.momenta],
+                "packet": "exp(-|r - centre|^2 / (4 width^2) + i momentum . r), normalised "
+                          "so that the cell probabilities |psi|^2 sum to 1"}
+            facts["discretisation"] = {
+                "grid": "cell-centred: cell (i, j) at (-5 + (i + 1/2) h, -5 + (j + 1/2) h), "
+                        f"h = {self.grid.spacing:g}; flat index i * {qs.GRID_SIZE} + j",
+                "laplacian": "5-point finite differences, periodic",
+                "potential": "V = height (1 - w_x(x) w_y(y)), w(s) = [tanh((s + a/2) / e) - "
+                             "tanh((s - a/2) / e)] / 2, a = well size along the axis",
+                "well_edge_width": qs.WELL_EDGE_WIDTH,
+                "region_probability": "sum over cells of (cell area inside the region / "
+                                      "cell area) x cell probability"}
+        return facts
 
     def info(self) -> WorldInfo:
         p = self.packets
         return WorldInfo(
             world=self.name, law=self.law,
-            options={"t_max": self.defaults.t_max, "query_horizon": self.query_horizon},
+            options={"t_max": self.defaults.t_max, "query_horizon": self.query_horizon,
+                     "initial_state": self.initial_state_mode},
             constants={"born_power": self.born_power, "lambda": self.coupling,
                        "masses": list(p.masses), "means": [list(m) for m in p.means],
                        "widths": list(p.widths), "momenta": [list(m) for m in p.momenta],

@@ -37,6 +37,15 @@ WORLDS: dict[str, str] = {
 }
 
 
+# Options every world takes (the protocol's timeline); one text so `discoverygym options
+# mad` describes them for all worlds, whichever world registers them first.
+T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 60, "
+                         "quantum 30)", float)
+QUERY_HORIZON_OPTION = RunOption("query_horizon", "query times lie in (T_max, T_max + "
+                                 "horizon] (default: classical 30, fluid 10, quantum 10)",
+                                 float)
+
+
 @dataclass(frozen=True)
 class WorldDefaults:
     """Protocol numbers a world sets: the last measurement time, the budget (cost
