@@ -82,6 +82,8 @@ def test_cli_baseline_run_scores_every_shipped_package(tmp_path):
                                       "--executor", "serial", "--quiet", "--out", str(out)],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
+    # the run's own table is followed by the NatureBench aggregates
+    assert "g against the state of the art" in result.output and "surpass" in result.output
     records = read_records(out / "records.jsonl")
     assert sorted(r["task_id"] for r in records) == shipped
     for r in records:

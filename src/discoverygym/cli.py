@@ -180,6 +180,9 @@ def run(
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
     print_summary_table(result.summary, f"{suite} · {who} · {options or 'defaults'}")
+    extra = s.summary_renderable(result.summary.get("suite_summary") or {})
+    if extra is not None:
+        console.print(extra)
     for line in result.failures:
         console.print(f"[red]infrastructure failure:[/red] {line}")
     console.print(f"records: {result.out_dir / 'records.jsonl'}")

@@ -4,6 +4,7 @@ each environment tool call."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..core import Episode, ToolResult, ToolSpec
@@ -18,6 +19,20 @@ PYTHON_TOOL = ToolSpec(
     parameters={"type": "object", "properties": {"code": {"type": "string"}},
                 "required": ["code"], "additionalProperties": False},
 )
+
+
+def episode_sandbox(episode: Episode, config: Any = None) -> Any:
+    """`config` (a SandboxConfig, default limits when None) with the episode's own
+    directories bound in (`Episode.sandbox_dirs`: data read-only, outputs writable)."""
+    from ..sandbox import SandboxConfig
+
+    config = config or SandboxConfig()
+    dirs = episode.sandbox_dirs()
+    if not dirs:
+        return config
+    return dataclasses.replace(
+        config, ro_binds=(*config.ro_binds, *dirs.get("ro", ())),
+        rw_binds=(*config.rw_binds, *dirs.get("rw", ())))
 
 
 class InterpreterTool:
@@ -37,7 +52,8 @@ class InterpreterTool:
             from ..sandbox import Interpreter, SandboxConfig
 
             cfg = SandboxConfig(**self._config) if self._config else SandboxConfig()
-            self._interpreter = Interpreter(self._episode.workspace(), config=cfg)
+            self._interpreter = Interpreter(self._episode.workspace(),
+                                            config=episode_sandbox(self._episode, cfg))
         return self._interpreter
 
     def run(self, code: str) -> ToolResult:

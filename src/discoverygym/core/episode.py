@@ -70,6 +70,12 @@ class Episode(ABC):
         submissions), or None if it has none. Suites with a budget override this."""
         return None
 
+    def sandbox_dirs(self) -> dict[str, list[str]]:
+        """Host directories the agent's interpreter must see at the same path:
+        {"ro": [...], "rw": [...]} (e.g. a task's data and output folders). Default:
+        none."""
+        return {}
+
     def grader_prompt(self) -> str | None:
         """Text for an optional grader model once the episode has ended (e.g. a holistic
         grade of a written solution), or None when there is nothing to grade. A grade

@@ -79,6 +79,11 @@ class Suite(ABC):
         """Suite-specific aggregates added to summary.json (by default none)."""
         return {}
 
+    def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
+        """What `discoverygym run` prints under its pass-rate table from this suite's
+        `summarize` output (e.g. a rich Table of the suite's own aggregates), or None."""
+        return None
+
     def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Plots for `discoverygym report`: (title, self-contained HTML fragment) pairs.
         Suites override this; the report module supplies the plotting helpers."""

@@ -19,6 +19,9 @@ class SandboxConfig:
         "bubblewrap", "unshare", "rlimits-only".
     hidden_paths: extra host paths the sandbox must not see (added to the cache,
         the package source and the current directory's runs/).
+    ro_binds, rw_binds: host directories shown inside the sandbox at the same path,
+        read-only or writable (a task's data and output folders). A bind may not
+        contain a hidden path.
     python: interpreter to run (default: the host's own, i.e. the project venv).
     preload: modules imported into the interpreter's namespace at start (name -> alias).
     """
@@ -31,6 +34,8 @@ class SandboxConfig:
     file_size_mb: int = 64
     isolation: str | None = None
     hidden_paths: tuple[str, ...] = ()
+    ro_binds: tuple[str, ...] = ()
+    rw_binds: tuple[str, ...] = ()
     python: str | None = None
     preload: dict[str, str] = field(default_factory=lambda: {"numpy": "np", "pandas": "pd"})
 

@@ -104,6 +104,25 @@ def hidden_paths(config: SandboxConfig) -> list[str]:
     return sorted(set(out))
 
 
+def bind_paths(config: SandboxConfig) -> list[tuple[str, bool]]:
+    """The configured binds as (absolute path, writable), checked: each must be an
+    existing directory and must not contain a hidden path (binding the checkout or the
+    cache would undo the isolation)."""
+    hidden = hidden_paths(config)
+    out = []
+    for path, writable in [*((p, False) for p in config.ro_binds),
+                           *((p, True) for p in config.rw_binds)]:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            raise SandboxUnavailable(f"sandbox bind {path!r} is not a directory")
+        inside = [h for h in hidden if _under(h, real)]
+        if inside:
+            raise SandboxUnavailable(f"sandbox bind {path!r} would expose the hidden path "
+                                     f"{inside[0]!r}")
+        out.append((real, writable))
+    return out
+
+
 def exposed_paths(config: SandboxConfig) -> list[str]:
     """Host paths bound read-only into the sandbox (outermost only)."""
     dirs = [d for d in _SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
@@ -130,6 +149,7 @@ class Layout:
 
     @classmethod
     def create(cls, level: str, config: SandboxConfig) -> Layout:
+        bind_paths(config)  # a bad bind is refused before anything is changed on disk
         root = Path(tempfile.mkdtemp(prefix="discoverygym-sandbox-"))
         home, tmp = root / "home", root / "tmp"
         home.mkdir()
@@ -141,6 +161,12 @@ class Layout:
             for d in (home, tmp):
                 os.chown(d, uid, gid)
                 os.chmod(d, 0o700)
+            # Writable binds belong to this sandbox's uid (a restart gets a new uid and
+            # takes over what the previous one wrote).
+            for top in config.rw_binds:
+                for path in [Path(top), *Path(top).rglob("*")]:
+                    if not path.is_symlink():
+                        os.chown(path, uid, gid)
         return cls(root, home, tmp, root / "sandbox.log", uid, gid)
 
     def cleanup(self) -> None:
@@ -278,8 +304,9 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     cmd += ["--proc", "/proc", "--dev", "/dev", "--bind", str(layout.tmp), "/tmp"]
     # bwrap creates missing parent directories as 0700; the sandbox's unprivileged uid
     # must be able to traverse them, so create them explicitly as 0755 first.
+    binds = bind_paths(config)
     parents: list[str] = []
-    for path in [*exposed, SANDBOX_HOME]:
+    for path in [*exposed, SANDBOX_HOME, *(b for b, _ in binds)]:
         for parent in reversed(Path(path).parents):
             name = str(parent)
             if name != "/" and name not in parents and not any(_under(name, e) for e in exposed):
@@ -296,6 +323,8 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     for path in exposed:  # re-expose what a mask covered (a venv inside a hidden tree)
         if any(_under(path, m) and path != m for m in masked):
             cmd += ["--ro-bind", path, path]
+    for path, writable in binds:  # last, so no mask covers them
+        cmd += ["--bind" if writable else "--ro-bind", path, path]
     cmd += ["--bind", str(layout.home), SANDBOX_HOME, "--chdir", SANDBOX_HOME]
     return cmd + inner
 
@@ -324,6 +353,11 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
     for path in exposed:
         if any(_under(path, m) and path != m for m in masked):
             bind_ro(path)
+    for path, writable in bind_paths(config):
+        if writable:
+            lines += [f'mkdir -p "$R"{q(path)}', f'mount --rbind {q(path)} "$R"{q(path)}']
+        else:
+            bind_ro(path)
     lines += ['mkdir -p "$R/proc" "$R/dev" "$R/tmp" "$R"' + q(SANDBOX_HOME),
               'mount -t proc proc "$R/proc"']
     for dev in _DEVICES:
@@ -341,6 +375,7 @@ def sandbox_command(level: str, config: SandboxConfig, layout: Layout,
                     argv: list[str]) -> tuple[list[str], str, dict[str, str]]:
     """The host command that runs `argv` (a Python command line) sandboxed at `level`.
     Returns (command, working directory as seen inside, environment)."""
+    bind_paths(config)  # refuse a bad bind at every level, not only where it is mounted
     if level == "rlimits-only":
         cwd, tmp = str(layout.home), str(layout.tmp)
         inner = _launcher_argv(config, layout, cwd, argv)

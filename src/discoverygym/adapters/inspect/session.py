@@ -10,6 +10,7 @@ from typing import Any
 
 from ...core import Episode, EpisodeSpec, ToolResult, get_suite
 from ...sandbox import ExecResult, Interpreter, SandboxConfig
+from ..interpreter_tool import episode_sandbox
 
 PYTHON_TOOL = "python"
 LOG_LIMIT = 300       # tool calls kept in the record
@@ -60,7 +61,8 @@ class EpisodeSession:
     def __init__(self, spec: EpisodeSpec, sandbox: SandboxConfig | None = None) -> None:
         self.spec = spec
         self.episode = build_episode(spec)
-        self.interpreter = Interpreter(self.episode.workspace(), sandbox or SandboxConfig())
+        self.interpreter = Interpreter(self.episode.workspace(),
+                                       episode_sandbox(self.episode, sandbox or SandboxConfig()))
         self.log: list[dict[str, Any]] = []
         self.n_python = 0
         self.stopped_reason: str | None = None

@@ -108,9 +108,9 @@ class PackageEpisode(Episode):
     def budget_left(self) -> float | None:
         return self._service.timer.remaining()
 
-    def readable_dirs(self) -> dict[str, Path]:
-        """Directories an interpreter for this episode may mount (read-only / writable)."""
-        return {"ro": self._data_dir, "rw": self._output_dir}
+    def sandbox_dirs(self) -> dict[str, list[str]]:
+        """DATA_DIR read-only and OUTPUT_DIR writable in the agent's interpreter."""
+        return {"ro": [str(self._data_dir)], "rw": [str(self._output_dir)]}
 
     # ---- tools -----------------------------------------------------------------------
     def _note(self, tool: str, path: str, **extra: Any) -> None:
