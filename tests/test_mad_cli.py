@@ -57,6 +57,8 @@ def test_run_plays_every_baseline_of_a_world_end_to_end(tmp_path, world, law):
         skills = [r["details"]["skill"] for r in records]
         assert entry["mean_skill"] == pytest.approx(sum(skills) / 2)
         assert entry["n_missing"] == 0
+        assert entry["skill_reference"].startswith(
+            "uniform" if world == "quantum" else "persistence")
 
 
 def test_a_baseline_of_another_world_fails_with_a_clear_message():

@@ -362,6 +362,21 @@ def test_float64_stays_local_to_the_classical_world():
     assert (jnp.ones(1) / 3).dtype == jnp.float32
 
 
+def test_classical_jax_calls_are_pinned_to_the_cpu():
+    # Chaotic over T_max = 300: one platform keeps a seed's truths the same on machines
+    # with and without a GPU, whatever device JAX would pick by default.
+    import jax
+
+    from discoverygym.suites.mad import classical_physics as P
+
+    cpu = jax.devices("cpu")[0]
+    with P.x64():
+        assert jax.config.jax_default_device == cpu
+        state = P.as_state(np.zeros((2, 3)), np.ones((2, 3)))
+        assert state.x.devices() == {cpu} and state.x.dtype == np.float64
+    assert jax.config.jax_default_device is None
+
+
 def test_trajectory_is_integrated_once_then_read_from_memory_or_disk(monkeypatch):
     from discoverygym.suites.mad import classical
 

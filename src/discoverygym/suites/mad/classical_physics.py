@@ -5,13 +5,15 @@ Everything is a pure function over explicit state (JAX-MD style). An altered law
 different `PairForceLaw` or `InertiaModel` handed to the same `make_advance`; the step
 never branches on a law's name.
 
-Float64: every JAX call of this module must run inside `x64()` (a local
-`jax.enable_x64(True)` context), so the rest of the process keeps JAX's float32
-default. The cached compiled functions are created and called inside that context."""
+Float64 on the CPU: every JAX call of this module must run inside `x64()` (a local
+`jax.enable_x64(True)` context on the CPU device), so the rest of the process keeps
+JAX's float32 default and its default device. The cached compiled functions are
+created and called inside that context."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
@@ -23,9 +25,15 @@ import numpy as np
 from . import constants as C
 
 
-def x64():
-    """The float64 context every call into this module runs in."""
-    return jax.enable_x64(True)
+@contextmanager
+def x64() -> Iterator[None]:
+    """The context every call into this module runs in: float64, on the CPU even when
+    JAX sees a GPU. A few spheres are far too small a problem for a GPU (each of the
+    330 000 sequential steps would cost a kernel launch), and the motion is chaotic
+    over T_max = 300: pinning one platform keeps a seed's truths the same on every
+    machine, whatever accelerator it has."""
+    with jax.enable_x64(True), jax.default_device(jax.devices("cpu")[0]):
+        yield
 
 
 class State(NamedTuple):

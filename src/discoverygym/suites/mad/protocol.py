@@ -485,7 +485,7 @@ class MadEpisode(Episode):
         skill = skill_score(error, reference_error)
         details = self._details()
         details.update({"skill": skill, "reference_error": reference_error,
-                        "reference": "persistence of the true state at T_max",
+                        "reference": world.reference_prose,
                         "queries": world.queries(trial)})
         if self._n_trials > 1:
             details["trial_errors"] = [s[world.metric] for s in self._trial_summaries] + [error]

@@ -152,6 +152,7 @@ class QuantumWorld(World):
                         "particle is inside its region [x_min, x_max, y_min, y_max] at its time "
                         "t, for the undisturbed world (no measurement made)")
     metric = "l2"
+    reference_prose = "uniform: region area / domain area"
     metric_prose = "the Euclidean norm of the probability errors over the queries"
     run_options: ClassVar[tuple[RunOption, ...]] = (
         T_MAX_OPTION,

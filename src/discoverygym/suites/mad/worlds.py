@@ -124,6 +124,8 @@ class World(ABC):
     # Name of the error metric written to records (e.g. "nrmse").
     metric: ClassVar[str] = "error"
     metric_prose: ClassVar[str] = ""  # how the metric is computed, for the prompt
+    # The trivial answer skill is measured against (`reference_prediction`), in words.
+    reference_prose: ClassVar[str] = "persistence: the true state at T_max held fixed"
     # Parameter-inference tasks: parameter name -> the laws such a task draws one of
     # (by seed), e.g. {"kappa": ("kappa=0", "kappa=5", ...)}. Task id: <world>-infer-<name>.
     parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {}
