@@ -4,7 +4,9 @@ Prints one JSON object: task generation time per task (fresh seeds, uncached), t
 evaluator's time per submission (both modes from one fit; also through the episode's
 `submit`, validation included), and -- when discoverygym.agents.stargazer provides them --
 the `classical` and `nested` agents' median wall time per task by tier on a small sample
-of the default bank (with their pass rates on that sample, for orientation only).
+of the default bank and of the real tasks (with their pass rates on that sample, for
+orientation only). The load average before and after is printed too: timings taken while
+other work runs are not comparable with quiet-machine figures.
 
 Usage: python bench/stargazer.py [--sample N] [--no-agents]"""
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -22,6 +25,7 @@ from discoverygym.suites.stargazer import StargazerSuite
 from discoverygym.suites.stargazer.bank import bank_task
 from discoverygym.suites.stargazer.evaluator import evaluate
 from discoverygym.suites.stargazer.generator import generate_task
+from discoverygym.suites.stargazer.real import REAL_IDS
 
 GENERATION_SEEDS = range(900_000, 900_012)
 EVAL_TASKS = ("easy-000", "medium-000", "medium-001", "hard-000", "hard-001")
@@ -76,8 +80,9 @@ def agent_times(sample: int) -> dict[str, object]:
             out[name] = "not provided"
             continue
         per_tier = {}
-        for tier, n in (("easy", 20), ("medium", 40), ("hard", 40)):
-            ids = [f"{tier}-{k:03d}" for k in np.linspace(0, n - 1, sample).astype(int)]
+        for tier, n in (("easy", 20), ("medium", 40), ("hard", 40), ("real", len(REAL_IDS))):
+            ids = [f"{tier}-{k:03d}" if tier != "real" else REAL_IDS[k]
+                   for k in np.linspace(0, n - 1, sample).astype(int)]
             times, passed = [], 0
             for task_id in ids:
                 ep = suite.episode(task_id)
@@ -89,6 +94,7 @@ def agent_times(sample: int) -> dict[str, object]:
             per_tier[tier] = {"median_s": statistics.median(times), "n": len(ids),
                               "v2_passed": passed}
         out[name] = per_tier
+    out["target_classical_median_s"] = 5.0
     return out
 
 
@@ -100,11 +106,14 @@ def main() -> None:
     bank_task("easy-000")                       # build (or read) the bank first
     result = {
         "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average_before": os.getloadavg(),
         "generation_per_task": generation_times(),
         "evaluator_per_submission": evaluator_times(),
     }
     if not args.no_agents:
         result["agents_per_task"] = agent_times(args.sample)
+    result["load_average_after"] = os.getloadavg()
     print(json.dumps(result, indent=1))
 
 

@@ -214,3 +214,31 @@ def test_summary_per_tier_criterion_and_mode(suite):
 
 def test_planet_columns_are_the_submit_fields():
     assert PLANET_COLUMNS == ("P_days", "K_ms", "e", "omega_rad", "l_rad")
+
+
+def test_v1_loophole_through_the_episode_passes_v1_and_fails_v2(suite):
+    # the truth without its weakest planet, padded with an absurd 1 cm/s planet so the
+    # count is right: the published rule drops the absurd pair and averages over the
+    # rest; ours counts the unmatched truth planet as 0
+    absurd = {"P_days": 1.37, "K_ms": 0.01, "e": 0.85, "omega_rad": 0.0, "l_rad": 0.0}
+    exploited = 0
+    for k in range(40):
+        task_id = f"hard-{k:03d}"
+        v1 = suite.episode(task_id, mode="v1")
+        truth = v1.truth_submission()
+        if len(truth["planets"]) < 2:
+            continue
+        weakest = min(range(len(truth["planets"])), key=lambda i: truth["planets"][i]["K_ms"])
+        planets = [p for i, p in enumerate(truth["planets"]) if i != weakest] + [absurd]
+        args = {"planets": planets, "jitter_ms": truth["jitter_ms"]}
+        if not v1.call("submit", args).data["passed"]:
+            continue
+        exploited += 1
+        assert v1.record().details["v1"]["match"] == pytest.approx(1.0)
+        v2 = suite.episode(task_id, mode="v2")
+        result = v2.call("submit", args)
+        assert not result.data["passed"] and not result.data["criteria"]["match"]
+        assert result.data["criteria"]["count"]
+        rec = v2.record()
+        assert not rec.passed and rec.details["n_recovered"] == len(truth["planets"]) - 1
+    assert exploited >= 5
