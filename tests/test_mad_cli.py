@@ -44,8 +44,12 @@ def test_run_plays_every_baseline_of_a_world_end_to_end(tmp_path, world, law):
         out = tmp_path / agent
         result = CliRunner().invoke(app, [
             "run", "mad", "--world", world, "--law", law, *TINY[world], "--seeds", "0-1",
-            "--agent", agent, "--executor", "serial", "--quiet", "--out", str(out)])
+            "--agent", agent, "--executor", "serial", "--quiet", "--out", str(out)],
+            env={"COLUMNS": "200"})
         assert result.exit_code == 0, result.output
+        # the printed table has the error and skill per task, not only pass rates
+        assert "prediction error and skill per task" in result.output
+        assert f"{world}-{law}" in result.output.split("skill per task", 1)[1]
         records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
         assert [r["seed"] for r in records] == [0, 1]
         assert all(r["error"] is None and r["value"] is not None for r in records), agent

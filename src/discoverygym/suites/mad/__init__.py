@@ -214,5 +214,28 @@ class MadSuite(Suite):
                          "skill_reference), per episode; the reference is computed from the "
                          "truth, so it equals the trivial baseline without its noise"}
 
+    def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
+        """Mean and median prediction error and skill per task (world and law), for the
+        table `discoverygym run` prints."""
+        per_task = suite_summary.get("per_task") or {}
+        if not per_task:
+            return None
+        from rich.table import Table
+
+        table = Table(title="mad: prediction error and skill per task",
+                      caption="skill = 1 - error / error of the world's trivial reference")
+        for name in ("task", "n", "metric", "mean error", "median error", "mean skill",
+                     "median skill", "no answer"):
+            table.add_column(name, justify="left" if name in ("task", "metric") else "right")
+
+        def num(value: Any) -> str:
+            return "-" if value is None else f"{value:.4g}"
+
+        for task, e in per_task.items():
+            table.add_row(task, str(e["n"]), str(e.get("metric") or ""), num(e["mean_error"]),
+                          num(e["median_error"]), num(e.get("mean_skill")),
+                          num(e.get("median_skill")), str(e["n_missing"]))
+        return table
+
 
 __all__ = ["MadSuite", "parse_seeds"]
