@@ -4,6 +4,7 @@ truncation, time limits and restarts."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -147,3 +148,26 @@ def test_interpreter_outlives_the_thread_that_started_it():
         result = interp.execute("x + 1")
         assert result.value == "2" and not result.restarted, result.notice
         assert interp.restarts == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to a sandbox uid needs root")
+def test_kill_uid_reaches_every_process_of_that_uid_and_no_other():
+    import subprocess
+
+    from discoverygym.sandbox.isolation import kill_uid, processes_of_uid
+
+    uid = 259_999
+    sleepers = [subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[],
+                                 start_new_session=True) for _ in range(3)]
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        assert len(processes_of_uid(uid)) == 3
+        kill_uid(uid, wait_s=0.2)  # our own children stay zombies until we reap them
+        for p in sleepers:
+            assert p.wait(timeout=10) == -9
+        assert not processes_of_uid(uid)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        for p in sleepers:
+            p.kill()

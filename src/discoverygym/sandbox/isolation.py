@@ -227,16 +227,17 @@ def kill_uid(uid: int, wait_s: float = 5.0) -> None:
 
 
 def _kill_all_as(uid: int) -> None:
+    # `kill -KILL -1` run as the sandbox's uid reaches exactly that uid's processes
+    # (itself included). subprocess switches the uid between fork and exec in C: no
+    # Python runs in a forked copy of this multithreaded process.
+    kill = shutil.which("kill") or "/bin/kill"
     for _ in range(2):
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the forked child
-            try:
-                os.setresuid(uid, uid, uid)
-                os.kill(-1, signal.SIGKILL)
-            except BaseException:
-                pass
-            os._exit(0)
-        os.waitpid(pid, 0)
+        try:
+            subprocess.run([kill, "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
+                           close_fds=True)
+        except (OSError, subprocess.SubprocessError):
+            pass
 
 
 def rlimits(config: SandboxConfig) -> dict[str, int]:
