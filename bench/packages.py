@@ -109,16 +109,19 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", help="One package id.")
-    parser.add_argument("--label", default="under load",
-                        help="How the machine was loaded while measuring.")
     args = parser.parse_args()
     roots = [r for r in find_packages(CATALOG) if args.only in (None, r.name)]
+    load_before = os.getloadavg()
+    packages = {r.name: bench_package(r, args.requests, args.clients, args.repeats)
+                for r in roots}
     result = {
-        "bench": "packages", "conditions": args.label, "requests": args.requests,
+        "bench": "packages", "requests": args.requests,
         "clients": args.clients, "repeats": args.repeats, "cpus": os.cpu_count(),
         "python": platform.python_version(), "machine": platform.machine(),
-        "packages": {r.name: bench_package(r, args.requests, args.clients, args.repeats)
-                     for r in roots},
+        # the load other processes put on the machine, so figures taken under load show it
+        "load_1m_before": round(load_before[0], 2),
+        "load_1m_after": round(os.getloadavg()[0], 2),
+        "packages": packages,
     }
     print(json.dumps(result, indent=2))
 
