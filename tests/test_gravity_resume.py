@@ -20,6 +20,14 @@ AGENT = "expert-adaptive"
 PROTOCOL = "budget-obs-100"
 
 
+def _env() -> dict[str, str]:
+    # Other tests may have registered the toy suite as a plugin (DISCOVERYGYM_PLUGINS);
+    # the CLI subprocess must be able to import it.
+    tests = os.path.dirname(os.path.abspath(__file__))
+    return {**os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+
+
 def _cli(out, *extra: str) -> list[str]:
     return [sys.executable, "-m", "discoverygym.cli", "run", "gravity", "--agent", AGENT,
             "--protocol", PROTOCOL, "--worlds", WORLDS, "--executor", "serial",
@@ -50,7 +58,7 @@ def test_killed_gravity_run_resumes_without_duplicates(tmp_path):
                              executor="serial", show_progress=False).records
 
     proc = subprocess.Popen(_cli(out), start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, env=_env())
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
         if records_path.exists() and len(read_records(records_path)) >= 3:
@@ -67,11 +75,11 @@ def test_killed_gravity_run_resumes_without_duplicates(tmp_path):
         fh.write('{"suite": "gravity", "task_id": "per')
 
     # Without --resume the CLI refuses to write into a run that already has records.
-    refused = subprocess.run(_cli(out), capture_output=True, text=True)
+    refused = subprocess.run(_cli(out), capture_output=True, text=True, env=_env())
     assert refused.returncode != 0 and "--resume" in refused.stdout + refused.stderr
     assert read_records(records_path) == before
 
-    subprocess.run(_cli(out, "--resume"), check=True, capture_output=True)
+    subprocess.run(_cli(out, "--resume"), check=True, capture_output=True, env=_env())
 
     # The torn line was cut before the first new record: every line is a whole record.
     parsed = [json.loads(line) for line in records_path.read_text().splitlines()]
