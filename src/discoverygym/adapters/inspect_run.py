@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import EpisodeSpec, Suite, episode_key, get_suite
-from ..run.records import RecordWriter, read_records, record_key, write_json
+from ..run.records import RecordWriter, read_records, record_key, write_json, write_run_info
 from ..run.runner import RunResult, _versions
 from ..run.summary import summarize_records
 from ..sandbox import SandboxConfig
@@ -115,12 +115,7 @@ def run_model(
         "versions": _versions(),
         "platform": platform.platform(),
     }
-    run_json = out_dir / "run.json"
-    if resume and run_json.exists():
-        previous = json.loads(run_json.read_text())
-        run_info["resumed_from"] = previous.get("created")
-        run_info["created"] = previous.get("created", run_info["created"])
-    write_json(run_json, run_info)
+    write_run_info(out_dir, run_info, resume=resume)
 
     started = time.perf_counter()
     failures: list[str] = []

@@ -74,6 +74,16 @@ class RecordWriter:
             self._fh.close()
 
 
+def write_run_info(out_dir: Path, run_info: dict[str, Any], *, resume: bool) -> None:
+    """Write run.json; a resumed run keeps its first creation time and notes it."""
+    run_json = out_dir / "run.json"
+    if resume and run_json.exists():
+        previous = json.loads(run_json.read_text())
+        run_info["resumed_from"] = previous.get("created")
+        run_info["created"] = previous.get("created", run_info["created"])
+    write_json(run_json, run_info)
+
+
 def write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, default=_json_default, sort_keys=True) + "\n")

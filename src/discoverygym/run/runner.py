@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
@@ -18,7 +17,7 @@ from .. import __version__
 from ..core import EpisodeSpec, episode_key, get_suite
 from .episode_worker import play_scripted
 from .executors import get_executor
-from .records import RecordWriter, dedupe, read_records, record_key, write_json
+from .records import RecordWriter, dedupe, read_records, record_key, write_json, write_run_info
 from .summary import summarize_records
 
 
@@ -94,12 +93,7 @@ def run_episodes(
         "versions": _versions(),
         "platform": platform.platform(),
     }
-    run_json = out_dir / "run.json"
-    if resume and run_json.exists():
-        previous = json.loads(run_json.read_text())
-        run_info["resumed_from"] = previous.get("created")
-        run_info["created"] = previous.get("created", run_info["created"])
-    write_json(run_json, run_info)
+    write_run_info(out_dir, run_info, resume=resume)
 
     writer = RecordWriter(records_path)
     execute = get_executor(executor)
