@@ -5,16 +5,15 @@ losses."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 import toy_suite
+from crash import kill_after_records, tear_last_line
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 
@@ -84,17 +83,9 @@ def _killed_process_run(out: Path) -> int:
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     records = out / "records.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        if records.exists() and len(read_records(records)) >= 6:
-            break
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    partial = len(read_records(records))
+    partial = kill_after_records(proc, records, at_least=6)
     assert 6 <= partial < N_EPISODES, partial
-    with records.open("a") as fh:
-        fh.write('{"suite": "toy", "task_')
+    tear_last_line(records, '{"suite": "toy", "task_')
     return partial
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
+from crash import kill_after_records, tear_last_line
 from discoverygym.core import episode_key, get_suite
 from discoverygym.run import read_records, run_episodes
 
@@ -58,21 +57,12 @@ def test_killed_gravity_run_resumes_without_duplicates(tmp_path):
                              executor="serial", show_progress=False).records
 
     proc = subprocess.Popen(_cli(out), start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=_env())
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        if records_path.exists() and len(read_records(records_path)) >= 3:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()}"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    proc.stderr.close()
+                            stderr=subprocess.DEVNULL, env=_env())
+    kill_after_records(proc, records_path, at_least=3, timeout_s=300)
 
     before = read_records(records_path)
     assert 3 <= len(before) < planned
-    with records_path.open("a") as fh:  # a torn line, as a crash mid-write leaves
-        fh.write('{"suite": "gravity", "task_id": "per')
+    tear_last_line(records_path, '{"suite": "gravity", "task_id": "per')
 
     # Without --resume the CLI refuses to write into a run that already has records.
     refused = subprocess.run(_cli(out), capture_output=True, text=True, env=_env())

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import toy_suite
+from crash import kill_after_records, tear_last_line
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 
@@ -83,17 +81,9 @@ def test_resume_after_kill_finishes_without_duplicates(tmp_path):
     """)
     proc = subprocess.Popen([sys.executable, "-c", script, "slow"], start_new_session=True)
     records = out / "records.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if records.exists() and len(read_records(records)) >= 3:
-            break
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    partial = len(read_records(records))
+    partial = kill_after_records(proc, records, at_least=3)
     assert 3 <= partial < 10
-    with records.open("a") as fh:  # a torn line, as a crash mid-write would leave
-        fh.write('{"suite": "toy", "task_')
+    tear_last_line(records, '{"suite": "toy", "task_')
     subprocess.run([sys.executable, "-c", script, "bisect"], check=True)
     final = read_records(records)
     keys = [(r["task_id"], r["seed"]) for r in final]
