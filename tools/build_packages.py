@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +183,12 @@ def _rms(predicted: np.ndarray, measured: np.ndarray) -> float:
     return float(np.sqrt(np.mean((predicted - measured) ** 2)))
 
 
+def _write_csv(path: Path, header: str, lines: Iterable[str]) -> None:
+    with path.open("w") as fh:
+        fh.write(header + "\n")
+        fh.writelines(line + "\n" for line in lines)
+
+
 def build_rv_forecast() -> None:
     """Real RV series with ~20 % of the epochs held out at random. The SOTA per system
     is the best held-out RMS of three of our methods: the published orbits refitted
@@ -212,20 +218,15 @@ def build_rv_forecast() -> None:
         train, test = ~held, held
         data = root / "problem/data" / name
         data.mkdir(parents=True, exist_ok=True)
-        with (data / "rv_train.csv").open("w") as fh:
-            fh.write("time_days,rv_ms,err_ms,instrument\n")
-            for k in np.flatnonzero(train):
-                fh.write(f"{t[k] - t0:.6f},{rv[k]:.5f},{err[k]:.5f},{inst[k]}\n")
-        with (data / "query.csv").open("w") as fh:
-            fh.write("time_days,instrument\n")
-            for k in np.flatnonzero(test):
-                fh.write(f"{t[k] - t0:.6f},{inst[k]}\n")
+        _write_csv(data / "rv_train.csv", "time_days,rv_ms,err_ms,instrument",
+                   (f"{t[k] - t0:.6f},{rv[k]:.5f},{err[k]:.5f},{inst[k]}"
+                    for k in np.flatnonzero(train)))
+        _write_csv(data / "query.csv", "time_days,instrument",
+                   (f"{t[k] - t0:.6f},{inst[k]}" for k in np.flatnonzero(test)))
         gt = root / "evaluation/ground_truth" / name
         gt.mkdir(parents=True, exist_ok=True)
-        with (gt / "predictions.csv").open("w") as fh:
-            fh.write("time_days,instrument,rv_ms\n")
-            for k in np.flatnonzero(test):
-                fh.write(f"{t[k] - t0:.6f},{inst[k]},{rv[k]:.5f}\n")
+        _write_csv(gt / "predictions.csv", "time_days,instrument,rv_ms",
+                   (f"{t[k] - t0:.6f},{inst[k]},{rv[k]:.5f}" for k in np.flatnonzero(test)))
         planets = [{k: p[k] for k in ("P", "K", "e", "omega_rad", "l_rad")}
                    for p in start["planets"]]
         scores = {}
