@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
+from .bounded import UnsafeInput, check_value, clip, quote
 from .errors import ToolInputError
 from .record import EpisodeRecord, Score, Usage
 from .tools import ToolResult, ToolSpec, validate_arguments
@@ -50,6 +51,7 @@ class Episode(ABC):
         self._started = time.perf_counter()
         self._internal_errors: list[str] = []
         self._events: list[dict[str, Any]] = []
+        self._final: tuple[Score, Any] | None = None  # (score, answer), fixed at first record
 
     # ---- what subclasses provide -------------------------------------------------
     @property
@@ -125,7 +127,8 @@ class Episode(ABC):
                               is_error=True)
         if not isinstance(name, str) or name not in self._tool_table:
             known = ", ".join(sorted(self._tool_table))
-            return ToolResult(f"Unknown tool {name!r}. Available tools: {known}.", is_error=True)
+            return ToolResult(f"Unknown tool {quote(name, 80)}. Available tools: {known}. "
+                              "Nothing was charged.", is_error=True)
         spec, handler = self._tool_table[name]
         try:
             checked = validate_arguments(spec, args)
@@ -153,21 +156,60 @@ class Episode(ABC):
     def answered(self) -> bool:
         return self._answer is not _MISSING
 
+    # ---- the record: hooks for suites, one public method that never raises ----------
+    def _before_record(self) -> None:
+        """Settle the answer before scoring (e.g. take the best submission, evaluate the
+        outputs left behind). Runs once, at the first `record()`."""
+        return None
+
+    def _extend_record(self, record: EpisodeRecord) -> None:
+        """Add suite details to a finished record (runs on every `record()`)."""
+        return None
+
+    def _release(self) -> None:
+        """Free what the episode holds on the host (temporary folders, logs). Runs once,
+        after the first record, whatever happened."""
+        return None
+
     def record(self, *, agent: str | None = None, model: str | None = None,
                error: str | None = None) -> EpisodeRecord:
-        """Score the episode and return its record. A missing answer scores as a
-        failure with the reason in `error`."""
-        self.usage.wall_s = time.perf_counter() - self._started
+        """Score the episode and return its record. A missing answer scores as a failure
+        with the reason in `error`. Never raises: any failure inside scoring (a bug, an
+        answer that breaks the scorer) becomes a failed record that names the cause.
+        The score is fixed at the first call; later calls return the same verdict."""
+        first = self._final is None
+        try:
+            if first:
+                self.usage.wall_s = time.perf_counter() - self._started
+                self._before_record()
+                self._final = self._score_final(error)
+            score, answer = self._final
+            record = self._build_record(score, answer, agent, model, error)
+            self._extend_record(record)
+            record.to_json()  # a record that cannot be written is no record
+            return record
+        except Exception as exc:  # noqa: BLE001 - turned into a failed record
+            return self._failed_record(exc, agent, model, error)
+        finally:
+            if first:
+                try:
+                    self._release()
+                except Exception:  # noqa: BLE001 - cleaning up must not lose the record
+                    self._internal_errors.append(traceback.format_exc(limit=5))
+
+    def _score_final(self, error: str | None) -> tuple[Score, Any]:
         if self._answer is _MISSING:
             score = Score(passed=False, score=0.0, metric=self._metric_name(),
                           truth=self._truth_for_record(),
                           error=error or "no answer submitted")
-            answer = None
-        else:
-            answer = self._answer
-            score = self._score(answer)
-            if error and not score.error:
-                score.error = error
+            return score, None
+        score = self._score(self._answer)
+        if error and not score.error:
+            score.error = error
+        return score, self._answer
+
+    def _build_record(self, score: Score, answer: Any, agent: str | None, model: str | None,
+                      error: str | None) -> EpisodeRecord:
         details = dict(score.details)
         if self._internal_errors:
             details["internal_errors"] = list(self._internal_errors)
@@ -177,6 +219,26 @@ class Episode(ABC):
             score=float(score.score), metric=score.metric, value=score.value,
             threshold=score.threshold, error=score.error, usage=copy.copy(self.usage),
             world=self.world, protocol=self.protocol, details=details, version=__version__,
+        )
+
+    def _failed_record(self, exc: Exception, agent: str | None, model: str | None,
+                       error: str | None) -> EpisodeRecord:
+        """The record of an episode whose scoring failed: passed False, score 0, the
+        cause in `error` and the traceback in `details`."""
+        self._internal_errors.append(traceback.format_exc(limit=8))
+        answer = None if self._answer is _MISSING else self._answer
+        try:
+            check_value(answer, what="the answer")
+        except UnsafeInput:
+            answer = quote(answer)
+        reason = f"internal error while scoring ({type(exc).__name__}: {clip(str(exc), 300)})"
+        return EpisodeRecord(
+            suite=self.suite, task_id=self.task_id, seed=self.seed, options=dict(self.options),
+            agent=agent, model=model, answer=answer, truth=None, passed=False, score=0.0,
+            metric=self._metric_name(), value=None, threshold=None,
+            error=f"{error}; {reason}" if error else reason, usage=copy.copy(self.usage),
+            world=self.world, protocol=self.protocol,
+            details={"internal_errors": list(self._internal_errors)}, version=__version__,
         )
 
     def _metric_name(self) -> str:

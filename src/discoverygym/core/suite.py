@@ -181,16 +181,21 @@ def available_suites() -> dict[str, Suite | Exception]:
 
 
 def agent_table(suite: str) -> dict[str, str]:
-    """Scripted agents of a suite: name -> "module:attribute". Each suite's agents live
-    in `discoverygym.agents.<suite>` as a dict named AGENTS."""
+    """Scripted agents of a suite: name -> "module:attribute". A suite's agents live in
+    its own folder, `discoverygym.suites.<suite>.baselines`, as a dict named AGENTS
+    (older layout: `discoverygym.agents.<suite>`); plugins add theirs with
+    `register_agents`."""
     load_plugins()
     table: dict[str, str] = {}
-    try:
-        module = importlib.import_module(f"discoverygym.agents.{suite.replace('-', '_')}")
+    name = suite.replace("-", "_")
+    for module_name in (f"discoverygym.agents.{name}", f"discoverygym.suites.{name}.baselines"):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise
+            continue
         table.update(getattr(module, "AGENTS", {}))
-    except ModuleNotFoundError as exc:
-        if exc.name != f"discoverygym.agents.{suite.replace('-', '_')}":
-            raise
     table.update(_EXTRA_AGENTS.get(suite, {}))
     return table
 

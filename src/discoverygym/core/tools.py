@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 
+from .bounded import DEFAULT_BOUNDS, Bounds, UnsafeInput, check_value, clip
 from .errors import ToolInputError
 
 
@@ -20,6 +20,9 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]
+    #: Caps on the arguments (depth, element count, characters of text); a tool that
+    #: takes large text, such as a file's content, raises `max_chars`.
+    bounds: Bounds = DEFAULT_BOUNDS
 
     def openai(self) -> dict[str, Any]:
         """The spec in the OpenAI function-calling format."""
@@ -50,39 +53,33 @@ def _path(error: jsonschema.ValidationError) -> str:
     return "argument '" + ".".join(parts) + "'" if parts else "the arguments"
 
 
-def _finite_check(value: Any, where: str) -> None:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ToolInputError(f"{where} contains {value!r}; only finite numbers are allowed.")
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _finite_check(item, f"{where}.{key}")
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            _finite_check(item, f"{where}[{i}]")
-
-
 def validate_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
-    """Check `args` against the tool's schema and reject NaN/inf anywhere.
+    """Check `args` against the tool's bounds (depth, size, finite numbers a float can
+    hold) and then its schema.
 
     Returns the arguments as a plain dict. Raises ToolInputError with a message meant
-    for the agent (what was wrong, what the schema allows)."""
+    for the agent (what was wrong, what the schema allows), never longer than a few
+    hundred characters whatever the input was."""
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
         raise ToolInputError(
-            f"Tool '{spec.name}' takes a JSON object of named arguments, got {type(args).__name__}."
-        )
+            f"Tool '{spec.name}' takes a JSON object of named arguments, got "
+            f"{type(args).__name__}. Nothing was charged.")
     args = dict(args)
+    try:
+        check_value(args, spec.bounds, "the arguments")
+    except UnsafeInput as exc:
+        raise ToolInputError(f"Invalid input to '{spec.name}': {exc}. Nothing was "
+                             "charged.") from None
     validator = jsonschema.Draft202012Validator(spec.parameters)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         allowed = ", ".join(sorted(spec.parameters.get("properties", {}))) or "none"
+        # jsonschema quotes the offending value whole; a 10 MB argument must not come back
         raise ToolInputError(
-            f"Invalid input to '{spec.name}': {_path(first)}: {first.message}. "
-            f"Arguments this tool takes: {allowed}. Nothing was charged."
-        )
-    _finite_check(args, "argument")
+            f"Invalid input to '{spec.name}': {clip(_path(first), 120)}: "
+            f"{clip(first.message, 300)}. Arguments this tool takes: {clip(allowed, 200)}. "
+            "Nothing was charged.")
     return args

@@ -160,14 +160,12 @@ class GravityEpisode(Episode):
         """Observations left (None under full-obs, which has no budget)."""
         return None if self._budget is None else float(self._budget.remaining or 0)
 
-    def record(self, **kwargs: Any) -> EpisodeRecord:
-        """The core record plus `details["observed_times"]`: every observed time in
-        display units, in call order (budget protocols only), so a report can show which
-        moments the agent looked at. Times are the agent's own choices, never truth."""
-        record = super().record(**kwargs)
+    def _extend_record(self, record: EpisodeRecord) -> None:
+        """`details["observed_times"]`: every observed time in display units, in call
+        order (budget protocols only), so a report can show which moments the agent
+        looked at. Times are the agent's own choices, never truth."""
         if not self._protocol.full:
             record.details["observed_times"] = [row[0] for row in self._rows]
-        return record
 
     # ---- tools ------------------------------------------------------------------------
     def _observe(self, args: dict[str, Any]) -> ToolResult:

@@ -69,7 +69,7 @@ class PackageEpisode(Episode):
         _link_or_copy_tree(package.problem_dir, self._data_dir)
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"))
-        self._final: dict[str, Any] | None = None
+        self._last_evaluation: dict[str, Any] | None = None
         # What the agent asked the file tools for (validity checks and the grader).
         self._actions: list[dict[str, Any]] = []
         self._best_outputs = self._tmp / "best_outputs"
@@ -199,7 +199,7 @@ class PackageEpisode(Episode):
         return ToolResult("\n".join(lines), data=result)
 
     def _submit(self, args: dict[str, Any]) -> ToolResult:
-        self._final = self._evaluate_outputs() if self._service.timer.remaining() > 0 else None
+        self._last_evaluation = self._evaluate_outputs() if self._service.timer.remaining() > 0 else None
         best = self._service.log.best()
         self._finish({"best_attempt": best.number if best else None})
         return ToolResult("Finished. Your best evaluation is your result.")
@@ -208,23 +208,22 @@ class PackageEpisode(Episode):
     def _metric_name(self) -> str:
         return "g"
 
-    def record(self, **kwargs: Any):
+    def _before_record(self) -> None:
         if not self.answered:
             # Without `submit` the outputs still count: evaluate them once, then score.
             try:
-                self._final = self._evaluate_outputs()
+                self._last_evaluation = self._evaluate_outputs()
             except BudgetExpired:
-                self._final = None
+                self._last_evaluation = None
             best = self._service.log.best()
             self._finish({"best_attempt": best.number if best else None})
-        try:
-            return super().record(**kwargs)
-        finally:
-            self._service.close()
-            for path in [self._data_dir, *self._data_dir.rglob("*")]:
-                if path.is_dir():
-                    path.chmod(0o755)
-            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _release(self) -> None:
+        self._service.close()
+        for path in [self._data_dir, *self._data_dir.rglob("*")]:
+            if path.is_dir():
+                path.chmod(0o755)
+        shutil.rmtree(self._tmp, ignore_errors=True)
 
     def _score(self, answer: Any) -> Score:
         best = self._service.log.best()

@@ -222,12 +222,10 @@ class StargazerEpisode(Episode):
                 "jitter_ms": dict(args.get("jitter_ms") or {})}
 
     # ---- scoring ---------------------------------------------------------------------
-    def record(self, **kwargs: Any):
-        """As `Episode.record`; an agent that stopped without `end` still has its best
-        submission scored."""
+    def _before_record(self) -> None:
+        """An agent that stopped without `end` still has its best submission scored."""
         if not self.answered and self._best is not None:
             self._finish(self._submissions[self._best][0])
-        return super().record(**kwargs)
 
     def _truth_for_record(self) -> Any:
         return {"planets": self._task.truth_planets(), "n_planets": int(self._task.truth.shape[0])}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
 from .problem import Problem
 from .scoring import holistic_prompt, parse_holistic_grade
 from .verifier import Verification, verify
@@ -120,10 +120,7 @@ class TPBenchEpisode(Episode):
     def _metric_name(self) -> str:
         return "verdict"
 
-    def record(self, *, agent: str | None = None, model: str | None = None,
-               error: str | None = None):  # noqa: ANN201 - EpisodeRecord
-        rec = super().record(agent=agent, model=model, error=error)
+    def _extend_record(self, record: EpisodeRecord) -> None:
         if not self.answered:
-            rec.details.update(self._problem_details())
-            rec.details["verdict"] = "no_answer"
-        return rec
+            record.details.update(self._problem_details())
+            record.details["verdict"] = "no_answer"
