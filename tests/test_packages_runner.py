@@ -65,3 +65,12 @@ def test_evaluator_sees_output_dir_and_no_secrets(package_with, tmp_path, monkey
     ev = run_evaluator(pkg, tmp_path / "outputs")
     assert ev.raw["system_1"]["out"] == str((tmp_path / "outputs").resolve())
     assert ev.raw["system_1"]["keys"] == []
+
+
+def test_evaluator_errors_name_no_host_path(package_with, tmp_path):
+    """The agent reads an evaluator's traceback: it must not carry the package's path
+    (the way to its ground truth)."""
+    pkg = package_with("def run_evaluation():\n    raise ValueError('bad output')\n")
+    ev = run_evaluator(pkg, tmp_path)
+    assert not ev.ok and "bad output" in ev.error and "evaluator.py" in ev.error
+    assert str(pkg.root) not in ev.error

@@ -58,9 +58,10 @@ def split_relative(rel: str) -> list[str]:
         rel = rel.lstrip("/")
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
-        raise UnsafePath(f"{rel!r}: '..' is not allowed in paths")
+        raise UnsafePath(f"{rel[:200]!r} points outside its directory ('..' is not "
+                         "allowed)")
     if len(parts) > MAX_DEPTH:
-        raise UnsafePath(f"{rel!r} is nested more than {MAX_DEPTH} levels deep")
+        raise UnsafePath(f"{rel[:200]!r} is nested more than {MAX_DEPTH} levels deep")
     return parts
 
 
@@ -146,7 +147,9 @@ def open_beneath(dir_fd: int, rel: str, flags: int, mode: int = 0o644, *,
         raise UnsafePath("give a file path, not the directory itself")
     try:
         if USE_OPENAT2 and not make_parents and openat2_available():
-            return _openat2(dir_fd, "/".join(parts), flags | os.O_NOFOLLOW, mode)
+            # openat2 refuses a mode without O_CREAT (EINVAL).
+            return _openat2(dir_fd, "/".join(parts), flags | os.O_NOFOLLOW,
+                            mode if flags & os.O_CREAT else 0)
         return _walk_open(dir_fd, parts, flags, mode, make_parents=make_parents, owner=owner)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR):
@@ -161,9 +164,11 @@ def open_dir(path: str | os.PathLike[str]) -> int:
     return os.open(os.fspath(path), _DIR_FLAGS)
 
 
-def read_beneath(root: str | os.PathLike[str], rel: str, max_bytes: int) -> bytes:
-    """The bytes of the regular file `rel` beneath `root`, at most `max_bytes` (more is
-    refused). Links, FIFOs, devices and directories raise UnsafePath."""
+def read_beneath(root: str | os.PathLike[str], rel: str, max_bytes: int, *,
+                 head: bool = False) -> bytes:
+    """The bytes of the regular file `rel` beneath `root`, at most `max_bytes` (a larger
+    file is refused, or with `head` its first `max_bytes` are returned). Links, FIFOs,
+    devices and directories raise UnsafePath."""
     root_fd = open_dir(root)
     try:
         fd = open_beneath(root_fd, rel, _READ_FLAGS)
@@ -173,6 +178,8 @@ def read_beneath(root: str | os.PathLike[str], rel: str, max_bytes: int) -> byte
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(f"{rel!r} is a {_kind(info.st_mode)}, not a regular file")
+        if head:
+            return os.read(fd, max_bytes)
         if info.st_size > max_bytes:
             raise UnsafePath(f"{rel!r} holds {info.st_size} bytes; at most {max_bytes} are read")
         return _read_all(fd, max_bytes, rel)
@@ -321,8 +328,11 @@ def snapshot_tree(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 continue
             try:
                 fd = open_beneath(src_fd, entry.path, _READ_FLAGS)
-            except (UnsafePath, OSError):
-                snap.refused.append((entry.path, "changed into a link while being copied"))
+            except FileNotFoundError:  # removed meanwhile
+                continue
+            except (UnsafePath, OSError) as exc:
+                snap.refused.append((entry.path, f"could not be opened as a regular file "
+                                                 f"({exc})"))
                 continue
             try:
                 info = os.fstat(fd)
@@ -332,27 +342,39 @@ def snapshot_tree(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 if info.st_size > caps.max_file_bytes:
                     raise UnsafePath(f"{entry.path!r} holds {info.st_size} bytes; a file may "
                                      f"hold at most {caps.max_file_bytes}")
-                room = caps.max_total_bytes - snap.total_bytes
-                data = _read_all(fd, min(room, caps.max_file_bytes), entry.path)
+                if snap.total_bytes + info.st_size > caps.max_total_bytes:
+                    raise UnsafePath(f"the files hold more than {caps.max_total_bytes} "
+                                     "bytes in all")
+                target = dst / entry.path
+                target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                # at most the size fstat gave: a file growing meanwhile is cut there
+                snap.total_bytes += _copy_fd(fd, target, info.st_size)
             finally:
                 os.close(fd)
-            snap.total_bytes += len(data)
-            if snap.total_bytes > caps.max_total_bytes:
-                raise UnsafePath(f"the files hold more than {caps.max_total_bytes} bytes in all")
-            target = dst / entry.path
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            target.write_bytes(data)
             snap.files.append(entry.path)
     finally:
         os.close(src_fd)
     return snap
 
 
+def _copy_fd(fd: int, target: Path, limit: int) -> int:
+    """Copy at most `limit` bytes from `fd` into the new file `target`, in chunks."""
+    copied = 0
+    with open(target, "xb") as out:
+        while copied < limit:
+            chunk = os.read(fd, min(1 << 20, limit - copied))
+            if not chunk:
+                break
+            out.write(chunk)
+            copied += len(chunk)
+    return copied
+
+
 def chown_tree(root: str | os.PathLike[str], uid: int, gid: int) -> None:
     """Give `root` and everything beneath it to uid:gid without following links (links
     themselves are left alone)."""
     os.chown(root, uid, gid, follow_symlinks=False)
-    for top, dirs, files, top_fd in os.fwalk(root, follow_symlinks=False):
+    for _top, dirs, files, top_fd in os.fwalk(root, follow_symlinks=False):
         for name in dirs + files:
             try:
                 os.chown(name, uid, gid, dir_fd=top_fd, follow_symlinks=False)

@@ -8,13 +8,24 @@ import binascii
 import os
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
 from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core.bounded import quote
+from ...core.safe_paths import (
+    Caps,
+    UnsafePath,
+    read_beneath,
+    split_relative,
+    walk_beneath,
+    write_beneath,
+)
 from . import validity
+from .evaluator_runner import Evaluation
 from .package import Package
-from .service import BudgetExpired, EvaluationService
+from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_READ_CHARS = 20_000
@@ -33,6 +44,13 @@ outputs and reports, per dataset, how you compare with the best published result
 evaluate, your final outputs are evaluated when you call `submit`. You have {runtime}
 of solve time (paused while evaluating)."""
 
+SPLIT_NOTE = """
+
+Feedback and score are separate. `evaluate` scores only the development datasets
+({development}). Your result is computed once, when you call `submit` (or when the
+time is up), on the evaluation datasets ({evaluation}), whose scores you never see
+before: write outputs for every dataset."""
+
 
 def _link_or_copy_tree(src: Path, dst: Path) -> None:
     def link(a: str, b: str) -> None:
@@ -48,6 +66,22 @@ def _link_or_copy_tree(src: Path, dst: Path) -> None:
     for path in [dst, *dst.rglob("*")]:
         if path.is_dir():
             path.chmod(0o555)
+
+
+def _why(exc: Exception, path: str) -> str:
+    """A short reason for the agent (UnsafePath names the path itself)."""
+    if isinstance(exc, OSError):
+        return f"{quote(path)}: {exc.strerror or type(exc).__name__}"
+    return str(exc)
+
+
+def _remove_tree(root: Path) -> None:
+    for top, dirs, _files in os.walk(root):
+        for name in dirs:  # DATA_DIR's folders are read-only
+            path = Path(top) / name
+            if not path.is_symlink():
+                path.chmod(0o755)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _spec(name: str, description: str, properties: dict[str, Any],
@@ -72,7 +106,11 @@ class PackageEpisode(Episode):
         self._last_evaluation: dict[str, Any] | None = None
         # What the agent asked the file tools for (validity checks and the grader).
         self._actions: list[dict[str, Any]] = []
-        self._best_outputs = self._tmp / "best_outputs"
+        self._refusals: list[str] = []  # evaluations refused for links, FIFOs, ...
+        self._final_eval: Evaluation | None = None  # packages with a split: the held-out run
+        self._final_error: str | None = None
+        # An episode dropped without record() must not leave its folder behind.
+        self._cleanup = weakref.finalize(self, _remove_tree, self._tmp)
         self._add_tool(_spec("write_file", "Write a file under OUTPUT_DIR: text, or binary "
                              "content (e.g. a .npy array) given as base64 with "
                              "encoding='base64'.",
@@ -95,14 +133,20 @@ class PackageEpisode(Episode):
     @property
     def prompt(self) -> str:
         minutes = self._service.timer.total_s / 60
-        return PROMPT.format(readme=(self._package.problem_dir / "README.md").read_text(),
+        text = PROMPT.format(readme=(self._package.problem_dir / "README.md").read_text(),
                              data_dir=self._data_dir, output_dir=self._output_dir,
                              runtime=f"{minutes:g} minutes")
+        if self._package.has_split:
+            text += SPLIT_NOTE.format(
+                development=", ".join(self._package.split_names("development")),
+                evaluation=", ".join(self._package.split_names("evaluation")))
+        return text
 
     def workspace(self) -> dict[str, Any]:
         return {"DATA_DIR": str(self._data_dir), "OUTPUT_DIR": str(self._output_dir),
                 "task_name": self._package.task_name,
                 "instances": [i.name for i in self._package.instances],
+                "development_instances": self._package.split_names("development"),
                 "time_remaining_s": self._service.timer.remaining()}
 
     def budget_left(self) -> float | None:
@@ -117,20 +161,16 @@ class PackageEpisode(Episode):
         if len(self._actions) < MAX_ACTIONS_LOGGED:
             self._actions.append({"tool": tool, "path": path[:300], **extra})
 
-    def _resolve(self, spec: str, *, for_write: bool = False) -> Path:
+    def _split_spec(self, spec: str, *, for_write: bool = False) -> tuple[Path, str]:
+        """(base directory, path beneath it) for a tool's 'data:'/'output:' path."""
         if for_write:
-            base, rel = self._output_dir, spec.removeprefix("output:")
-        elif spec.startswith("data:"):
-            base, rel = self._data_dir, spec[5:]
-        elif spec.startswith("output:"):
-            base, rel = self._output_dir, spec[7:]
-        else:
-            raise ToolInputError("Paths start with 'data:' (DATA_DIR) or 'output:' (OUTPUT_DIR). "
-                                 "Nothing was charged.")
-        target = (base / rel.lstrip("/")).resolve()
-        if target != base.resolve() and base.resolve() not in target.parents:
-            raise ToolInputError(f"{spec!r} points outside its directory. Nothing was charged.")
-        return target
+            return self._output_dir, spec.removeprefix("output:")
+        if spec.startswith("data:"):
+            return self._data_dir, spec[5:]
+        if spec.startswith("output:"):
+            return self._output_dir, spec[7:]
+        raise ToolInputError("Paths start with 'data:' (DATA_DIR) or 'output:' (OUTPUT_DIR). "
+                             "Nothing was charged.")
 
     def _write_file(self, args: dict[str, Any]) -> ToolResult:
         self._note("write_file", args["path"], bytes=len(args["content"]))
@@ -147,38 +187,56 @@ class PackageEpisode(Episode):
         if not args["path"].strip() or args["path"].endswith("/"):
             raise ToolInputError("Give a file path relative to OUTPUT_DIR, e.g. "
                                  "'system_1/answer.json'.")
-        target = self._resolve(args["path"], for_write=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        return ToolResult(f"wrote {len(content)} bytes to {target.relative_to(self._output_dir)}")
+        base, rel = self._split_spec(args["path"], for_write=True)
+        # Beneath OUTPUT_DIR's descriptor, no link followed: agent code may have made any
+        # component a link, or swap one in while this call runs.
+        try:
+            write_beneath(base, rel, content)
+        except (UnsafePath, OSError) as exc:
+            raise ToolInputError("Cannot write: "
+                                 f"{_why(exc, args['path'])}. "
+                                 "Nothing was written.") from None
+        return ToolResult(f"wrote {len(content)} bytes to {'/'.join(split_relative(rel))}")
 
     def _read_file(self, args: dict[str, Any]) -> ToolResult:
         self._note("read_file", args["path"])
-        target = self._resolve(args["path"])
-        if not target.is_file():
-            raise ToolInputError(f"No file {args['path']!r}.")
-        text = target.read_text(errors="replace")
+        base, rel = self._split_spec(args["path"])
+        try:
+            data = read_beneath(base, rel, MAX_READ_CHARS * 4 + 4, head=True)
+        except FileNotFoundError:
+            raise ToolInputError(f"No file {quote(args['path'])}.") from None
+        except (UnsafePath, OSError) as exc:
+            raise ToolInputError("Cannot read: "
+                                 f"{_why(exc, args['path'])}.") from None
+        text = data.decode(errors="replace")
         if len(text) > MAX_READ_CHARS:
-            text = text[:MAX_READ_CHARS] + f"\n[truncated: {len(text)} characters in all]"
+            text = text[:MAX_READ_CHARS] + "\n[truncated]"
         return ToolResult(text)
 
     def _list_files(self, args: dict[str, Any]) -> ToolResult:
         self._note("list_files", args["path"])
-        target = self._resolve(args["path"])
-        if not target.is_dir():
-            raise ToolInputError(f"No directory {args['path']!r}.")
-        files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
-        return ToolResult("\n".join(files[:500]) or "(empty)", data={"files": files[:500]})
+        base, rel = self._split_spec(args["path"])
+        try:
+            entries = list(walk_beneath(base, Caps(max_files=5000), sub=rel))
+        except FileNotFoundError:
+            raise ToolInputError(f"No directory {quote(args['path'])}.") from None
+        except (UnsafePath, OSError) as exc:
+            raise ToolInputError("Cannot list: "
+                                 f"{_why(exc, args['path'])}.") from None
+        files = [e.path if e.kind == "file" else f"{e.path} ({e.kind}: evaluate refuses it)"
+                 for e in entries if e.kind != "directory"][:500]
+        return ToolResult("\n".join(files) or "(empty)", data={"files": files})
 
     def _evaluate_outputs(self) -> dict[str, Any]:
-        """One evaluation of OUTPUT_DIR; a new best attempt's outputs are kept, so the
-        validity checks look at the outputs that earned the score."""
-        result = self._service.evaluate()
+        """One evaluation of a snapshot of OUTPUT_DIR (regular files only, taken without
+        following links); the service keeps the best attempt's snapshot."""
+        try:
+            result = self._service.evaluate()
+        except OutputsRefused as exc:
+            self._refusals.append(str(exc)[:500])
+            self._note("evaluate", "", refused=str(exc)[:300])
+            raise
         self._note("evaluate", "", attempt=result["attempt"], score=result["score"])
-        best = result["best_so_far"]
-        if result["ok"] and best and best["attempt"] == result["attempt"]:
-            shutil.rmtree(self._best_outputs, ignore_errors=True)
-            shutil.copytree(self._output_dir, self._best_outputs)
         return result
 
     def _evaluate(self, args: dict[str, Any]) -> ToolResult:
@@ -186,6 +244,8 @@ class PackageEpisode(Episode):
             result = self._evaluate_outputs()
         except BudgetExpired as exc:
             raise ToolInputError(f"No evaluation: {exc}.") from exc
+        except OutputsRefused as exc:
+            raise ToolInputError(str(exc)) from None
         self.usage.submissions += 1
         lines = [f"attempt {result['attempt']}: " + (
             f"task score g = {result['score']:+.4f}" if result["ok"]
@@ -199,62 +259,90 @@ class PackageEpisode(Episode):
         return ToolResult("\n".join(lines), data=result)
 
     def _submit(self, args: dict[str, Any]) -> ToolResult:
-        self._last_evaluation = self._evaluate_outputs() if self._service.timer.remaining() > 0 else None
+        self._conclude()
+        return ToolResult("Finished. Your result is being computed.")
+
+    def _conclude(self) -> None:
+        """The end of the solve: with a split, the one evaluation on held-out instances;
+        without, the final outputs are evaluated once more (time permitting)."""
+        if self._package.has_split:
+            try:
+                self._final_eval = self._service.final_evaluation()
+            except OutputsRefused as exc:
+                self._refusals.append(str(exc)[:500])
+                self._final_error = str(exc)[:500]
+        elif self._service.timer.remaining() > 0:
+            try:
+                self._last_evaluation = self._evaluate_outputs()
+            except (OutputsRefused, BudgetExpired):
+                self._last_evaluation = None
         best = self._service.log.best()
         self._finish({"best_attempt": best.number if best else None})
-        return ToolResult("Finished. Your best evaluation is your result.")
 
     # ---- scoring -----------------------------------------------------------------------
     def _metric_name(self) -> str:
         return "g"
 
     def _before_record(self) -> None:
-        if not self.answered:
-            # Without `submit` the outputs still count: evaluate them once, then score.
-            try:
-                self._last_evaluation = self._evaluate_outputs()
-            except BudgetExpired:
-                self._last_evaluation = None
-            best = self._service.log.best()
-            self._finish({"best_attempt": best.number if best else None})
+        if not self.answered:  # without `submit` the outputs still count
+            self._conclude()
 
     def _release(self) -> None:
         self._service.close()
-        for path in [self._data_dir, *self._data_dir.rglob("*")]:
-            if path.is_dir():
-                path.chmod(0o755)
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._cleanup()
 
     def _score(self, answer: Any) -> Score:
         best = self._service.log.best()
         attempts = self._service.log.attempts()
-        details = {"attempts": len(attempts), "domain": self._package.domain,
-                   "skipped_instances": [i.name for i in self._package.instances
-                                         if i.sota in (None, 0.0)],
-                   "sota": {i.name: i.sota for i in self._package.instances}}
-        outputs = self._best_outputs if best is not None else self._output_dir
+        split = self._package.has_split
+        scored = self._package.scored_instances("evaluation" if split else None)
+        details: dict[str, Any] = {
+            "attempts": len(attempts), "domain": self._package.domain,
+            "split": ({"development": self._package.split_names("development"),
+                       "evaluation": self._package.split_names("evaluation")} if split
+                      else "none: feedback and score on the same instances (published layout)"),
+            "skipped_instances": [i.name for i in self._package.instances
+                                  if i.sota in (None, 0.0)],
+            "sota": {i.name: i.sota for i in self._package.instances}}
+        outputs = self._service.final_outputs if split else self._service.best_outputs
         findings = validity.episode_findings(
             self._package, outputs, [(f"{a['tool']} call", a["path"]) for a in self._actions])
+        findings += [validity.ValidityFinding("unsafe_outputs", "OUTPUT_DIR", why)
+                     for why in self._refusals[:5]]
         details["validity"] = {"findings": [f.to_dict() for f in findings],
                                "outputs": validity.summarize_outputs(outputs)}
         details["actions"] = self._actions
-        if best is None:
-            errors = [a.error for a in attempts if a.error]
-            return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
-                         truth=None, error=errors[-1] if errors else "no successful evaluation",
-                         details={**details, "completed": False})
+        if split:
+            if best is not None:
+                details.update(best_development_attempt=best.number,
+                               development_g=best.g, development_score=best.score)
+            ev = self._final_eval
+            if ev is None or not ev.ok:
+                error = (ev.error if ev is not None else self._final_error) or "no final evaluation"
+                return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
+                             truth=None, error=error, details={**details, "completed": False})
+            g, raw, score = ev.g, ev.raw, ev.score
+        else:
+            if best is None:
+                errors = [a.error for a in attempts if a.error]
+                error = errors[-1] if errors else (self._refusals[-1] if self._refusals
+                                                   else "no successful evaluation")
+                return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
+                             truth=None, error=error, details={**details, "completed": False})
+            g, raw, score = best.g, best.raw, best.score
+            details["best_attempt"] = best.number
         # Completed: the evaluator measured at least one scored instance (an evaluation
         # in which every output was missing or malformed is no submission).
-        measured = [i.name for i in self._package.scored_instances()
-                    if isinstance(best.raw.get(i.name), dict)
-                    and isinstance(best.raw[i.name].get(i.metric), int | float)]
-        details.update(completed=bool(measured), best_attempt=best.number, instance_g=best.g,
-                       raw_scores=best.raw, surpass=best.score > 0.1)
+        measured = [i.name for i in scored
+                    if isinstance(raw.get(i.name), dict)
+                    and isinstance(raw[i.name].get(i.metric), int | float)]
+        details.update(completed=bool(measured), instance_g=g, raw_scores=raw,
+                       surpass=score > 0.1)
         error = None
         if not measured:
-            reasons = sorted({str(v.get("error")) for v in best.raw.values()
+            reasons = sorted({str(v.get("error")) for v in raw.values()
                               if isinstance(v, dict) and v.get("error")})
             error = "no instance was measured" + (f": {'; '.join(reasons)[:300]}"
                                                   if reasons else "")
-        return Score(passed=best.score >= 0.0, score=best.score, metric="g", value=best.score,
+        return Score(passed=score >= 0.0, score=score, metric="g", value=score,
                      threshold=0.0, truth=None, error=error, details=details)

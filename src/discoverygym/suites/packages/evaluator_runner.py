@@ -7,7 +7,6 @@ evaluation error, never a score."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.bounded import UnsafeInput, loads
 from .package import Package
 from .scoring import FAILED_G, instance_g, task_score
 
@@ -65,8 +65,9 @@ class Evaluation:
 
 
 def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.0,
-                  memory_mb: int = 4096) -> Evaluation:
-    """Evaluate `output_dir` with the package's evaluator and score it against SOTA."""
+                  memory_mb: int = 4096, split: str | None = None) -> Evaluation:
+    """Evaluate `output_dir` with the package's evaluator and score it against SOTA (the
+    instances of one split, when given)."""
     start = time.perf_counter()
     env = {k: v for k, v in os.environ.items()
            if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")}
@@ -83,25 +84,31 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
                           duration_s=time.perf_counter() - start)
     duration = time.perf_counter() - start
     if proc.returncode != 0 or MARKER not in proc.stdout:
-        tail = (proc.stderr or proc.stdout)[-2000:]
+        # The agent reads this message: no host path of the package (its ground truth).
+        tail = (proc.stderr or proc.stdout)[-2000:].replace(str(package.root), "<package>")
         return Evaluation(ok=False, duration_s=duration,
                           error=f"evaluator failed (exit {proc.returncode}): {tail.strip()}")
     try:
-        raw = json.loads(proc.stdout.rsplit(MARKER, 1)[1].strip().splitlines()[0])
-    except (IndexError, json.JSONDecodeError) as exc:
+        raw = loads(proc.stdout.rsplit(MARKER, 1)[1].strip().splitlines()[0])
+    except (IndexError, UnsafeInput) as exc:
         return Evaluation(ok=False, error=f"evaluator output unreadable: {exc}",
                           duration_s=duration)
     if not isinstance(raw, dict):
         return Evaluation(ok=False, error="evaluator returned a non-dict result",
                           duration_s=duration)
-    return score_raw(package, raw, duration)
+    return score_raw(package, raw, duration, split=split)
 
 
-def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0) -> Evaluation:
-    """g per scored instance from an evaluator result; failed or missing → −1."""
+def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0, *,
+              split: str | None = None) -> Evaluation:
+    """g per scored instance from an evaluator result (of one split, when given: the
+    other split's results are dropped); failed or missing → −1."""
     g: dict[str, float] = {}
     skipped = []
-    for inst in package.instances:
+    instances = [i for i in package.instances if split is None or i.split == split]
+    raw = {name: raw[name] for name in (i.name for i in instances) if name in raw} \
+        if split is not None else raw
+    for inst in instances:
         if inst.sota in (None, 0.0):
             skipped.append(inst.name)
             continue

@@ -15,6 +15,9 @@ from typing import Any
 from .scoring import best_sota
 
 DIRECTIONS = ("higher_is_better", "lower_is_better")
+#: An instance's role: the agent's `evaluate` reports development instances only; the
+#: final score is computed once, at the end, on evaluation instances.
+SPLITS = ("development", "evaluation")
 TOPOLOGIES = ("strict_single_step", "serial_pipeline", "multi_task_parallel",
               "pretrain_finetune")
 
@@ -34,6 +37,7 @@ class Instance:
     sota: float | None  # None: unparsable or missing (the instance is skipped, reported)
     sota_text: list[dict[str, Any]]
     baseline: dict[str, Any] | None
+    split: str | None = None  # "development", "evaluation", or None (no split declared)
 
 
 @dataclass
@@ -73,8 +77,19 @@ class Package:
         return parse_runtime_s(self.metadata.get("compute_resource_requirements", {})
                                .get("runtime"))
 
-    def scored_instances(self) -> list[Instance]:
-        return [i for i in self.instances if i.sota not in (None, 0.0)]
+    def scored_instances(self, split: str | None = None) -> list[Instance]:
+        """Instances with a usable SOTA (of one split, when given)."""
+        return [i for i in self.instances if i.sota not in (None, 0.0)
+                and (split is None or i.split == split)]
+
+    @property
+    def has_split(self) -> bool:
+        """Whether the package separates development from evaluation instances (without
+        a split, feedback and the final score use the same instances)."""
+        return any(i.split for i in self.instances)
+
+    def split_names(self, split: str) -> list[str]:
+        return [i.name for i in self.instances if i.split == split]
 
 
 def parse_runtime_s(value: Any, default: float = 3600.0) -> float:
@@ -131,10 +146,20 @@ def _instances(meta: dict[str, Any], path: Path) -> list[Instance]:
         if not isinstance(sota_entries, list) or not sota_entries:
             raise PackageError(f"{where} ({name}): primary metric {m.get('name')!r} has no "
                                "sota_score (rule: a SOTA for each instance)")
+        split = entry.get("split")
+        if split is not None and split not in SPLITS:
+            raise PackageError(f"{where} ({name}): split {split!r} must be one of {SPLITS}")
         out.append(Instance(name=name, metric=str(m.get("name")), direction=direction,
                             unit=str(m.get("unit", "")),
                             sota=best_sota(sota_entries, direction), sota_text=sota_entries,
-                            baseline=m.get("baseline_score")))
+                            baseline=m.get("baseline_score"), split=split))
+    splits = {i.split for i in out}
+    if splits != {None} and splits != set(SPLITS):
+        raise PackageError(f"{path}: performance_entries declare a split on some instances "
+                           "only or lack one side (rule: with a split, every entry says "
+                           "'development' or 'evaluation', and both occur)")
+    if len({i.name for i in out}) != len(out):
+        raise PackageError(f"{path}: dataset_name repeated (rule: one entry per instance)")
     return out
 
 

@@ -25,7 +25,7 @@ from typing import Any
 # (this module is only imported when a server is wanted: the [server] extra).
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 
-from .service import BudgetExpired, EvaluationService
+from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
@@ -84,6 +84,8 @@ def create_app(service: EvaluationService, token: str) -> Any:
             return service.evaluate(output_dir)
         except BudgetExpired as exc:
             raise HTTPException(status_code=409, detail=f"budget expired: {exc}") from exc
+        except OutputsRefused as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
 
     @app.get("/health")
     def health() -> dict[str, Any]:

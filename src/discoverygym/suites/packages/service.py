@@ -6,13 +6,16 @@ restart loses nothing."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.safe_paths import Caps, UnsafePath, snapshot_tree
 from .evaluator_runner import Evaluation, run_evaluator
 from .package import Package
 
@@ -117,6 +120,20 @@ class BudgetExpired(RuntimeError):
     pass
 
 
+class OutputsRefused(ValueError):
+    """The outputs hold a link, FIFO, device or hard link, or break the size caps; no
+    evaluation ran and nothing was charged. `refused` lists (path, why)."""
+
+    def __init__(self, message: str, refused: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+#: What one evaluation copies out of the agent's output folder.
+OUTPUT_CAPS = Caps(max_files=10_000, max_total_bytes=256 * 1024 * 1024,
+                   max_file_bytes=128 * 1024 * 1024)
+
+
 class EvaluationService:
     """Evaluate an output directory against a package, keep the log and the timer."""
 
@@ -129,24 +146,75 @@ class EvaluationService:
                                 elapsed_s=self.log.get_state("elapsed_s"))
         self.evaluator_timeout_s = evaluator_timeout_s
         self._eval_lock = threading.Lock()
+        self._work = Path(log_path).parent
+        #: A private copy of the outputs that earned the best score (and of the final
+        #: outputs): regular files only, for the validity checks and the record.
+        self.best_outputs = self._work / "best_outputs"
+        self.final_outputs = self._work / "final_outputs"
+
+    def _snapshot(self, output_dir: Path, keep: list[str] | None = None) -> Path:
+        """A private copy of the regular files of `output_dir`, taken without following
+        any link (optionally only the top-level entries named in `keep`); raises
+        OutputsRefused for links, FIFOs, devices, hard links or a tree over the caps."""
+        target = Path(tempfile.mkdtemp(prefix="snapshot-", dir=self._work))
+        shutil.rmtree(target)
+        try:
+            snap = snapshot_tree(output_dir, target, OUTPUT_CAPS)
+        except UnsafePath as exc:
+            shutil.rmtree(target, ignore_errors=True)
+            raise OutputsRefused(f"outputs refused, nothing was evaluated or charged: {exc}",
+                                 [("", str(exc))]) from None
+        if snap.refused:
+            shutil.rmtree(target, ignore_errors=True)
+            listed = "; ".join(f"{path} ({why})" for path, why in snap.refused[:10])
+            raise OutputsRefused(
+                "outputs refused, nothing was evaluated or charged: OUTPUT_DIR may hold "
+                f"only regular files and folders, found {listed}", snap.refused)
+        if keep is not None:
+            for entry in target.iterdir():
+                if entry.name not in keep:
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        return target
 
     def evaluate(self, output_dir: Path | None = None) -> dict[str, Any]:
-        """Score the outputs; the timer pauses while the evaluator runs. Raises
-        BudgetExpired once the solve time is spent."""
+        """Score the outputs (the development instances only, when the package has a
+        split); the timer pauses while the evaluator runs. Raises BudgetExpired once the
+        solve time is spent, OutputsRefused (free) for outputs that are not plain files."""
         if self.timer.remaining() <= 0:
             raise BudgetExpired("the solve time is used up")
+        split = "development" if self.package.has_split else None
         with self._eval_lock:  # one evaluator at a time: attempts are numbered in order
             self.timer.pause()
             try:
-                ev = run_evaluator(self.package, output_dir or self.output_dir,
-                                   timeout_s=self.evaluator_timeout_s)
-                attempt = self.log.append(ev)
+                snapshot = self._snapshot(output_dir or self.output_dir,
+                                          self.package.split_names("development")
+                                          if split else None)
+                try:
+                    ev = run_evaluator(self.package, snapshot, split=split,
+                                       timeout_s=self.evaluator_timeout_s)
+                    attempt = self.log.append(ev)
+                    best = self.log.best()
+                    if best is not None and best.number == attempt.number:
+                        shutil.rmtree(self.best_outputs, ignore_errors=True)
+                        snapshot.rename(self.best_outputs)
+                finally:
+                    shutil.rmtree(snapshot, ignore_errors=True)
             finally:
                 self.log.set_state("elapsed_s", self.timer.elapsed())
                 self.timer.resume()
-        best = self.log.best()
         return {**attempt.to_dict(), "best_so_far": best.to_dict() if best else None,
-                "skipped_instances": ev.skipped}
+                "skipped_instances": ev.skipped, "split": split}
+
+    def final_evaluation(self, output_dir: Path | None = None) -> Evaluation:
+        """The one evaluation on the held-out evaluation instances (packages with a
+        split), run at the end whatever time is left; never reported during the solve.
+        Its outputs are kept in `final_outputs`."""
+        with self._eval_lock:
+            shutil.rmtree(self.final_outputs, ignore_errors=True)
+            snapshot = self._snapshot(output_dir or self.output_dir)
+            snapshot.rename(self.final_outputs)
+            return run_evaluator(self.package, self.final_outputs, split="evaluation",
+                                 timeout_s=self.evaluator_timeout_s)
 
     def best_score(self) -> dict[str, Any]:
         best = self.log.best()
