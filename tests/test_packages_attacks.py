@@ -6,7 +6,9 @@ amount, charges nothing for refused outputs, and records what it refused."""
 from __future__ import annotations
 
 import gc
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -181,3 +183,52 @@ def test_an_episode_dropped_without_record_removes_its_folder():
     del episode
     gc.collect()
     assert not root.exists()
+
+
+def _probe_and_submit(episode) -> None:
+    """The feedback attack: two evaluations of a scalar answer give its truth (absolute
+    error at 0 and at 1), a third writes it back. No data is read."""
+    view = episode.view()
+    names = view.workspace()["instances"]
+    for name in names:
+        view.call("write_file", {"path": f"{name}/answer.json", "content": '{"alpha": 0.0}'})
+    at_zero = view.call("evaluate", {}).data["raw_scores"]
+    for name in names:
+        view.call("write_file", {"path": f"{name}/answer.json", "content": '{"alpha": 1.0}'})
+    at_one = view.call("evaluate", {}).data["raw_scores"]
+    for name in names:
+        if name in at_zero and isinstance(at_zero[name].get("absolute_error"), float):
+            e0, e1 = at_zero[name]["absolute_error"], at_one[name]["absolute_error"]
+            alpha = e0 if abs(abs(1 - e0) - e1) < 1e-9 else -e0
+            view.call("write_file", {"path": f"{name}/answer.json",
+                                     "content": json.dumps({"alpha": alpha})})
+    view.call("evaluate", {})
+    view.call("submit", {})
+
+
+def test_feedback_probing_scores_nothing_with_a_split():
+    """Before the split: this agent scored g = 1.0 (beyond SOTA) on gravity-force-law
+    without reading the data. Now feedback covers the development system only."""
+    episode = get_suite("packages").episode("gravity-force-law")
+    _probe_and_submit(episode)
+    record = episode.record(agent="feedback-probe")
+    assert record.passed is False and record.value < -1.0
+    assert record.details["development_score"] == pytest.approx(1.0)  # it did probe
+
+
+def test_feedback_probing_works_without_a_split(tmp_path):
+    """The same agent on the published layout (no split) reaches g = 1: the record
+    says so (details.split), and `package check --require-split` flags such packages."""
+    from discoverygym.suites.packages.check import check_package
+
+    root = tmp_path / "pkgs" / "gravity-force-law"
+    shutil.copytree(CATALOG / "gravity-force-law", root)
+    meta = json.loads((root / "metadata.json").read_text())
+    meta["performance_entries"] = [{k: v for k, v in e.items() if k != "split"}
+                                   for e in meta["performance_entries"]]
+    (root / "metadata.json").write_text(json.dumps(meta))
+    episode = get_suite("packages").episode("gravity-force-law", packages=str(root.parent))
+    _probe_and_submit(episode)
+    record = episode.record(agent="feedback-probe")
+    assert record.value == pytest.approx(1.0) and record.details["split"].startswith("none")
+    assert [f.rule for f in check_package(root, require_split=True)] == ["split"]

@@ -21,7 +21,7 @@ SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
 
 @pytest.mark.parametrize("root", SHIPPED, ids=lambda p: p.name)
 def test_shipped_packages_pass(root):
-    assert check_package(root) == []
+    assert check_package(root, require_split=True) == []
 
 
 @pytest.fixture()

@@ -49,7 +49,24 @@ def test_prompt_and_workspace_hide_the_evaluation(episode):
     assert "README.md" in files and not any("evaluator" in f for f in files)
 
 
-def test_best_attempt_counts_and_missing_outputs_fail(episode):
+@pytest.fixture()
+def unsplit(tmp_path):
+    """gravity-force-law as a published-layout package: no split, its two systems."""
+    import shutil
+
+    root = tmp_path / "pkgs" / "gravity-force-law"
+    shutil.copytree(CATALOG / "gravity-force-law", root)
+    meta = json.loads((root / "metadata.json").read_text())
+    meta["performance_entries"] = [{k: v for k, v in e.items() if k != "split"}
+                                   for e in meta["performance_entries"]
+                                   if e["dataset_name"] != "system_dev"]
+    (root / "metadata.json").write_text(json.dumps(meta))
+    return get_suite("packages").episode("gravity-force-law", packages=str(root.parent))
+
+
+def test_best_attempt_counts_and_missing_outputs_fail(unsplit):
+    """Without a split (published layout) the best evaluation is the result."""
+    episode = unsplit
     view = episode.view()
     view.call("write_file", {"path": "system_1/answer.json", "content": '{"alpha": 0.03}'})
     first = view.call("evaluate", {}).data
@@ -59,6 +76,22 @@ def test_best_attempt_counts_and_missing_outputs_fail(episode):
     record = episode.record(agent="t")
     assert record.details["best_attempt"] == 1 and record.value == pytest.approx(0.0)
     assert record.details["attempts"] == 2 and record.passed is True  # g = 0 matches SOTA
+    assert record.details["split"].startswith("none")
+
+
+def test_with_a_split_feedback_is_development_and_the_score_is_held_out(episode):
+    view = episode.view()
+    assert "system_dev" in view.prompt and "evaluation datasets" in view.prompt
+    view.call("write_file", {"path": "system_dev/answer.json", "content": '{"alpha": 0.02}'})
+    feedback = view.call("evaluate", {}).data
+    assert set(feedback["g"]) == {"system_dev"} and set(feedback["raw_scores"]) == {"system_dev"}
+    assert feedback["g"]["system_dev"] == pytest.approx(1.0)
+    view.call("submit", {})
+    record = episode.record(agent="t")
+    # the development instance's g never enters the score: the held-out ones are missing
+    assert set(record.details["instance_g"]) == {"system_1", "system_2"}
+    assert record.value == -1.0 and record.passed is False
+    assert record.details["development_score"] == pytest.approx(1.0)
 
 
 def test_no_outputs_at_all_is_a_failure():
@@ -88,7 +121,7 @@ def test_cli_baseline_run_scores_every_shipped_package(tmp_path):
     assert sorted(r["task_id"] for r in records) == shipped
     for r in records:
         assert r["details"]["completed"] and r["error"] is None, r["task_id"]
-        assert set(r["details"]["instance_g"]) == {i for i in r["details"]["sota"]}
+        assert set(r["details"]["instance_g"]) == set(r["details"]["split"]["evaluation"])
         assert all(g > -1.0 for g in r["details"]["instance_g"].values()), r["task_id"]
         assert r["details"]["validity"]["findings"] == [], r["task_id"]
     summary = json.loads((out / "summary.json").read_text())["suite_summary"]
@@ -120,10 +153,11 @@ def test_binary_outputs_through_base64(tmp_path):
     result = view.call("write_file", {"path": "flow_1/forecast.npy", "encoding": "base64",
                                       "content": base64.b64encode(buffer.getvalue()).decode()})
     assert not result.is_error
-    data = view.call("evaluate", {}).data
-    assert data["raw_scores"]["flow_1"]["relative_l2_error"] == pytest.approx(0.1, rel=1e-5)
-    assert data["g"]["flow_2"] == -1.0 and "missing" in data["raw_scores"]["flow_2"]["error"]
-    episode.record(agent="t")
+    view.call("submit", {})
+    record = episode.record(agent="t")
+    raw = record.details["raw_scores"]
+    assert raw["flow_1"]["relative_l2_error"] == pytest.approx(0.1, rel=1e-5)
+    assert record.details["instance_g"]["flow_2"] == -1.0 and "missing" in raw["flow_2"]["error"]
 
 
 def test_an_evaluation_of_nothing_is_not_a_completion():

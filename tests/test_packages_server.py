@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import tarfile
@@ -19,6 +20,15 @@ from discoverygym.suites.packages.suite import CATALOG
 PKG = CATALOG / "gravity-force-law"
 
 
+def unsplit_package():
+    """The package as a published-layout one (no development/evaluation split): the
+    server's own behaviour is tested on every instance; the split has its own test."""
+    pkg = load_package(PKG)
+    pkg.instances = [dataclasses.replace(i, split=None) for i in pkg.instances
+                     if i.name != "system_dev"]
+    return pkg
+
+
 def _answers(out, alpha1=0.03, alpha2=-0.04):
     for name, alpha in (("system_1", alpha1), ("system_2", alpha2)):
         (out / name).mkdir(parents=True, exist_ok=True)
@@ -29,7 +39,7 @@ def _answers(out, alpha1=0.03, alpha2=-0.04):
 def served(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    service = EvaluationService(load_package(PKG), out, tmp_path / "log.sqlite", total_s=600)
+    service = EvaluationService(unsplit_package(), out, tmp_path / "log.sqlite", total_s=600)
     token = "t0ken-for-tests"
     with BackgroundServer(create_app(service, token)) as server:
         client = httpx.Client(base_url=server.url, timeout=60,
@@ -124,7 +134,7 @@ def test_bad_uploads_are_refused(served):
 def test_expired_budget_refuses(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    service = EvaluationService(load_package(PKG), out, tmp_path / "log.sqlite", total_s=0.05)
+    service = EvaluationService(unsplit_package(), out, tmp_path / "log.sqlite", total_s=0.05)
     time.sleep(0.1)
     with BackgroundServer(create_app(service, "tok")) as server:
         resp = httpx.post(f"{server.url}/evaluate", headers={"Authorization": "Bearer tok"})
@@ -136,12 +146,12 @@ def test_restart_keeps_the_log_and_the_best_score(tmp_path):
     out = tmp_path / "out"
     _answers(out)
     log = tmp_path / "log.sqlite"
-    first = EvaluationService(load_package(PKG), out, log, total_s=600)
+    first = EvaluationService(unsplit_package(), out, log, total_s=600)
     with BackgroundServer(create_app(first, "tok")) as server:
         httpx.post(f"{server.url}/evaluate", headers={"Authorization": "Bearer tok"}, timeout=60)
     first.close()
     _answers(out, 0.9, 0.9)
-    second = EvaluationService(load_package(PKG), out, log, total_s=600)
+    second = EvaluationService(unsplit_package(), out, log, total_s=600)
     with BackgroundServer(create_app(second, "tok")) as server:
         headers = {"Authorization": "Bearer tok"}
         attempt = httpx.post(f"{server.url}/evaluate", headers=headers, timeout=60).json()
@@ -168,7 +178,7 @@ def test_solve_timer_pauses_while_the_evaluator_runs(tmp_path, monkeypatch):
         return Evaluation(ok=True, g={"system_1": 0.0}, score=0.0)
 
     monkeypatch.setattr(service_mod, "run_evaluator", slow_evaluator)
-    service = EvaluationService(load_package(PKG), tmp_path, tmp_path / "log.sqlite",
+    service = EvaluationService(unsplit_package(), tmp_path, tmp_path / "log.sqlite",
                                 total_s=600)
     clock["now"] += 30.0  # the agent works 30 s
     service.evaluate()
@@ -178,7 +188,25 @@ def test_solve_timer_pauses_while_the_evaluator_runs(tmp_path, monkeypatch):
     assert service.timer.remaining() == pytest.approx(550.0)
     service.close()
     # The elapsed time survives a restart.
-    again = EvaluationService(load_package(PKG), tmp_path, tmp_path / "log.sqlite",
+    again = EvaluationService(unsplit_package(), tmp_path, tmp_path / "log.sqlite",
                               total_s=600)
     assert again.timer.elapsed() == pytest.approx(50.0)
     again.close()
+
+
+def test_with_a_split_http_evaluate_reports_development_only(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    _answers(out)  # the exact truth on the evaluation systems
+    (out / "system_dev").mkdir()
+    (out / "system_dev" / "answer.json").write_text('{"alpha": 0.0}')
+    service = EvaluationService(load_package(PKG), out, tmp_path / "log.sqlite", total_s=600)
+    with BackgroundServer(create_app(service, "tok")) as server:
+        body = httpx.post(f"{server.url}/evaluate", headers={"Authorization": "Bearer tok"},
+                          timeout=60).json()
+    text = json.dumps(body)
+    assert set(body["g"]) == {"system_dev"} and "system_1" not in text
+    final = service.final_evaluation()
+    assert set(final.g) == {"system_1", "system_2"}
+    assert final.score == pytest.approx(1.0)
+    service.close()

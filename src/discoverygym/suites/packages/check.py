@@ -147,6 +147,48 @@ def static_findings(pkg: Package) -> list[Finding]:
                                "no data for this instance"))
     out += firewall_findings(pkg)
     out += binary_leak_findings(pkg)
+    if pkg.has_split and not pkg.scored_instances("evaluation"):
+        out.append(Finding("split", "metadata.json",
+                           "no evaluation instance has a usable SOTA: nothing would be scored"))
+    return out
+
+
+def split_findings(pkg: Package, *, timeout_s: float = 120.0) -> list[Finding]:
+    """With a split, `evaluate` runs the evaluator on the development folders alone:
+    it must score them and must not score an evaluation instance from them (its
+    outputs live in OUTPUT_DIR/<instance>/). Without a split, one finding says that
+    feedback is given on the scored instances."""
+    if not pkg.has_split:
+        return [Finding("split", "metadata.json",
+                        "no development/evaluation split: `evaluate` gives feedback on the "
+                        "instances that are scored, so repeated evaluations can reveal the "
+                        "truth (mark each performance entry 'split': 'development' or "
+                        "'evaluation')")]
+    out: list[Finding] = []
+    reference = pkg.evaluation_dir / "reference_submission"
+    if not reference.exists():
+        reference = pkg.evaluation_dir / "ground_truth"
+    development = pkg.split_names("development")
+    with tempfile.TemporaryDirectory() as view:
+        for name in development:
+            if (reference / name).is_dir():
+                shutil.copytree(reference / name, Path(view) / name)
+        ev = run_evaluator(pkg, Path(view), timeout_s=timeout_s)
+    if not ev.ok:
+        return [Finding("split", "evaluation/evaluator.py",
+                        f"fails on the development outputs alone: {ev.error}")]
+    for inst in pkg.scored_instances("development"):
+        if ev.g.get(inst.name, -1.0) <= -1.0:
+            out.append(Finding("split", "evaluation/evaluator.py",
+                               f"does not score development instance {inst.name} from "
+                               f"OUTPUT_DIR/{inst.name}/ alone"))
+    for name, value in ev.raw.items():
+        inst = next((i for i in pkg.instances if i.name == name), None)
+        if inst is not None and inst.split == "evaluation" and isinstance(value, dict) \
+                and isinstance(value.get(inst.metric), int | float):
+            out.append(Finding("split", "evaluation/evaluator.py",
+                               f"measures evaluation instance {name} without its folder "
+                               f"OUTPUT_DIR/{name}/"))
     return out
 
 
@@ -258,8 +300,11 @@ def dynamic_findings(pkg: Package, *, timeout_s: float = 120.0) -> list[Finding]
     return out
 
 
-def check_package(root: Path, *, dynamic: bool = True) -> list[Finding]:
-    """All findings for one package directory (empty: it passes)."""
+def check_package(root: Path, *, dynamic: bool = True,
+                  require_split: bool = False) -> list[Finding]:
+    """All findings for one package directory (empty: it passes). A package without a
+    development/evaluation split passes unless `require_split` (published packages
+    have none; ours all do)."""
     try:
         pkg = load_package(root)
     except PackageError as exc:
@@ -267,6 +312,10 @@ def check_package(root: Path, *, dynamic: bool = True) -> list[Finding]:
     findings = static_findings(pkg)
     if dynamic and (pkg.evaluator.exists()):
         findings += dynamic_findings(pkg)
+        if pkg.has_split or require_split:
+            findings += split_findings(pkg)
+    elif require_split and not pkg.has_split:
+        findings += split_findings(pkg)
     return findings
 
 

@@ -22,6 +22,8 @@ console = Console()
 def check_cmd(
     directory: Annotated[Path, typer.Argument(help="A package, or a folder of packages.")],
     static_only: Annotated[bool, typer.Option(help="Skip running the evaluator.")] = False,
+    require_split: Annotated[bool, typer.Option(
+        help="Fail a package without a development/evaluation split.")] = False,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
     from .check import check_package
@@ -33,7 +35,7 @@ def check_cmd(
         raise typer.Exit(2)
     failed = 0
     for root in roots:
-        findings = check_package(root, dynamic=not static_only)
+        findings = check_package(root, dynamic=not static_only, require_split=require_split)
         if findings:
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
