@@ -160,7 +160,9 @@ def main() -> None:
             except Exception as exc:
                 send({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         elif op == "exec":
-            send(run_cell(command["code"], ns, limit))
+            reply = run_cell(command["code"], ns, limit)
+            reply["id"] = command.get("id")
+            send(reply)
         elif op == "ping":
             send({"ok": True})
         else:

@@ -10,11 +10,18 @@ class SandboxConfig:
     """Limits and isolation settings for sandboxed Python.
 
     time_limit_s: wall-clock seconds per execution (interpreter) or per run (one-shot).
-    memory_mb: address-space limit (RLIMIT_AS) in MiB.
+    memory_mb: address-space limit (RLIMIT_AS) in MiB, per process.
+    total_memory_mb: memory (proportional set size) of all the sandbox's processes
+        together, in MiB; None: memory_mb. Enforced by the kernel where a cgroup v2
+        memory controller is available, else measured every 0.1 s while a call runs.
     cpu_s: CPU seconds (RLIMIT_CPU) over the life of the process.
     output_limit_chars: stdout and stderr are each cut to this many characters.
     max_processes: processes + threads the sandbox may hold (RLIMIT_NPROC).
     file_size_mb: largest file the sandbox may write (RLIMIT_FSIZE), in MiB.
+    writable_mb: size of each of the sandbox's own writable areas, its home and /tmp
+        (fresh tmpfs mounts under bubblewrap and unshare; writing past it fails with
+        "No space left on device"). A task's writable binds (OUTPUT_DIR) are host
+        folders, bounded by file_size_mb per file and by what evaluations copy.
     isolation: None picks the strongest level the host allows; or force one of
         "bubblewrap", "unshare", "rlimits-only".
     hidden_paths: extra host paths the sandbox must not see (added to the cache,
@@ -28,10 +35,12 @@ class SandboxConfig:
 
     time_limit_s: float = 10.0
     memory_mb: int = 2048
+    total_memory_mb: int | None = None
     cpu_s: int = 60
     output_limit_chars: int = 20000
     max_processes: int = 64
     file_size_mb: int = 64
+    writable_mb: int = 512
     isolation: str | None = None
     hidden_paths: tuple[str, ...] = ()
     ro_binds: tuple[str, ...] = ()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import secrets
 import select
 import signal
 import struct
@@ -15,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..core.bounded import Bounds, UnsafeInput, loads
 from .config import ExecResult, SandboxConfig
 from .isolation import (
     Layout,
@@ -25,10 +27,14 @@ from .isolation import (
     terminate,
     weak_warning,
 )
+from .supervise import ProcessGroup
 
 _BOOT_SOURCE = (Path(__file__).with_name("_bootstrap.py")).read_text()
 STARTUP_TIMEOUT_S = 120.0
 CONTROL_TIMEOUT_S = 60.0
+#: How often a running call's whole sandbox is measured against the aggregate limits.
+WATCH_INTERVAL_S = 0.1
+_REPLY_BOUNDS = Bounds(max_depth=8, max_items=1000)
 
 
 class SandboxError(RuntimeError):
@@ -41,6 +47,10 @@ class _Timeout(Exception):
 
 class _Died(Exception):
     pass
+
+
+class _OverLimit(Exception):
+    """The sandbox as a whole went over its memory or process limit."""
 
 
 class Interpreter:
@@ -68,6 +78,7 @@ class Interpreter:
         self._cmd_w = self._reply_r = -1
         self._buffer = b""
         self._closed = False
+        self._group: ProcessGroup | None = None
         self._start()
 
     # ---- lifecycle ---------------------------------------------------------------
@@ -82,6 +93,9 @@ class Interpreter:
                     "preload": dict(config.preload)}
         argv = [python_executable(config), "-I", "-c", _BOOT_SOURCE, json.dumps(settings)]
         cmd, _, env = sandbox_command(self.isolation, config, self._layout, argv)
+        self._group = ProcessGroup(self._layout.uid, memory_bytes=self._total_memory(),
+                                   max_processes=int(config.max_processes))
+        cmd = self._group.wrap(cmd)
         log = open(self._layout.log, "wb")
         try:
             self._proc = spawn(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -102,9 +116,19 @@ class Interpreter:
         self.sandbox_uid = hello.get("uid")
         if self._workspace:
             self._send_workspace(self._workspace)
+        # What runs now is the sandbox's machinery; whatever agent code starts later is
+        # stopped when its call returns.
+        self._group.settle(self._proc.pid, hello.get("pid"))
+        self._group.freeze()
         self.startup_s = time.perf_counter() - started
 
+    def _total_memory(self) -> int:
+        return int(self.config.total_memory_mb or self.config.memory_mb) * 1024 * 1024
+
     def _stop(self) -> None:
+        if getattr(self, "_group", None) is not None:
+            self._group.close()
+            self._group = None
         if self._proc is not None and self._layout is not None:
             terminate(self._proc, self._layout)
         for fd in (self._cmd_w, self._reply_r):
@@ -157,26 +181,40 @@ class Interpreter:
     def _max_reply_bytes(self) -> int:
         return 16 * int(self.config.output_limit_chars) + 1_000_000
 
-    def _recv(self, timeout_s: float) -> dict[str, Any]:
+    def _recv(self, timeout_s: float, expect_id: str | None = None,
+              watch: bool = False) -> dict[str, Any]:
+        """The next reply frame (for an exec: the one carrying `expect_id`; frames left
+        over from an earlier call, or written by agent code onto the channel, are
+        dropped). With `watch`, the whole sandbox is measured every WATCH_INTERVAL_S
+        against the aggregate memory and process limits."""
         deadline = time.monotonic() + timeout_s
+        next_watch = time.monotonic() + WATCH_INTERVAL_S
         while True:
-            if len(self._buffer) >= 4:
+            while len(self._buffer) >= 4:
                 (n,) = struct.unpack(">I", self._buffer[:4])
                 if n > self._max_reply_bytes():
                     raise _Died("reply larger than allowed")
-                if len(self._buffer) >= 4 + n:
-                    frame, self._buffer = self._buffer[4:4 + n], self._buffer[4 + n:]
-                    try:
-                        reply = json.loads(frame)
-                    except ValueError:
-                        raise _Died("malformed reply") from None
-                    if not isinstance(reply, dict):
-                        raise _Died("malformed reply")
-                    return reply
-            left = deadline - time.monotonic()
+                if len(self._buffer) < 4 + n:
+                    break
+                frame, self._buffer = self._buffer[4:4 + n], self._buffer[4 + n:]
+                try:
+                    reply = loads(frame, _REPLY_BOUNDS)
+                except UnsafeInput:
+                    raise _Died("malformed reply") from None
+                if not isinstance(reply, dict):
+                    raise _Died("malformed reply")
+                if expect_id is not None and reply.get("id") != expect_id:
+                    continue  # stale or forged
+                return reply
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 raise _Timeout
-            ready, _, _ = select.select([self._reply_r], [], [], left)
+            if watch and now >= next_watch:
+                self._check_limits()
+                next_watch = now + WATCH_INTERVAL_S
+            wait = min(left, next_watch - now) if watch else left
+            ready, _, _ = select.select([self._reply_r], [], [], max(wait, 0.0))
             if not ready:
                 continue
             chunk = os.read(self._reply_r, 1 << 20)
@@ -184,7 +222,28 @@ class Interpreter:
                 raise _Died("the process ended")
             self._buffer += chunk
 
+    def _check_limits(self) -> None:
+        if self._group is None:
+            return
+        processes, memory = self._group.usage()
+        if memory > self._total_memory():
+            raise _OverLimit(f"the sandbox's processes together used {memory >> 20} MiB, "
+                             f"over its {self._total_memory() >> 20} MiB limit")
+        if processes > int(self.config.max_processes):
+            raise _OverLimit(f"the sandbox ran {processes} processes, over its limit of "
+                             f"{self.config.max_processes}")
+
     def _send_workspace(self, variables: dict[str, Any]) -> None:
+        frozen = self._group is not None and self._group.frozen
+        if frozen:
+            self._group.thaw()
+        try:
+            self._send_workspace_thawed(variables)
+        finally:
+            if frozen:
+                self._group.freeze()
+
+    def _send_workspace_thawed(self, variables: dict[str, Any]) -> None:
         self._send(json.dumps({"op": "workspace"}).encode())
         self._send(pickle.dumps(dict(variables), protocol=pickle.HIGHEST_PROTOCOL))
         reply = self._recv(CONTROL_TIMEOUT_S)
@@ -225,11 +284,20 @@ class Interpreter:
             limit_s = float(self.config.time_limit_s)
             restored = ("The workspace variables were restored; variables you defined "
                         "yourself were lost.")
+            call_id = secrets.token_hex(8)
             try:
                 if self._proc is None:
                     self._start()
-                self._send(json.dumps({"op": "exec", "code": str(code)}).encode())
-                reply = self._recv(limit_s)
+                if self._group is not None:
+                    self._group.thaw()
+                self._send(json.dumps({"op": "exec", "code": str(code), "id": call_id}).encode())
+                reply = self._recv(limit_s, expect_id=call_id, watch=True)
+            except _OverLimit as exc:
+                self._restart("limit", str(exc))
+                return ExecResult(
+                    restarted=True, duration_s=time.perf_counter() - started,
+                    error=f"MemoryError: {exc}.",
+                    notice=f"The interpreter was stopped ({exc}) and restarted. {restored}")
             except _Timeout:
                 self._restart("timeout", f"execution exceeded {limit_s:g} s")
                 return ExecResult(
@@ -244,14 +312,18 @@ class Interpreter:
                     restarted=True, duration_s=time.perf_counter() - started,
                     error=f"The interpreter process stopped: {reason}.",
                     notice=f"The interpreter stopped ({reason}) and was restarted. {restored}")
+            stopped = self._group.quiet() if self._group is not None else 0
             limit = int(self.config.output_limit_chars)
 
             def text(key: str) -> str | None:
                 value = reply.get(key)
                 return None if value is None else str(value)[: limit + 200]
 
+            notice = (f"{stopped} process(es) your code started were still running when "
+                      "the call returned and were stopped: nothing runs between calls."
+                      if stopped else None)
             return ExecResult(stdout=text("stdout") or "", stderr=text("stderr") or "",
-                              value=text("value"), error=text("error"),
+                              value=text("value"), error=text("error"), notice=notice,
                               duration_s=time.perf_counter() - started)
 
     def update_workspace(self, variables: dict[str, Any]) -> None:

@@ -130,6 +130,39 @@ def exposed_paths(config: SandboxConfig) -> list[str]:
     return _outermost(dirs)
 
 
+@functools.cache
+def _files_naming(dirs: tuple[str, ...], hidden: tuple[str, ...]) -> tuple[str, ...]:
+    """Files in the exposed site-packages that name a hidden path: an editable
+    install's `.pth` and finder module, `direct_url.json`. The sandbox sees them as
+    empty files, so no host path is readable inside it."""
+    found = []
+    for top in dirs:
+        if os.path.basename(top) not in ("site-packages", "dist-packages"):
+            continue
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        candidates = [os.path.join(top, n) for n in names
+                      if n.endswith(".pth") or n.startswith("__editable__")]
+        candidates += [os.path.join(top, n, "direct_url.json") for n in names
+                       if n.endswith(".dist-info")]
+        for path in candidates:
+            try:
+                with open(path, "rb") as fh:
+                    text = fh.read(1 << 20).decode("utf-8", "replace")
+            except OSError:
+                continue
+            if any(h in text for h in hidden):
+                found.append(path)
+    return tuple(sorted(found))
+
+
+def masked_files(config: SandboxConfig) -> list[str]:
+    return list(_files_naming(_python_dirs(python_executable(config)),
+                              tuple(hidden_paths(config))))
+
+
 def _symlinked_system_dirs() -> list[tuple[str, str]]:
     return [(os.readlink(d), d) for d in _SYSTEM_DIRS if os.path.islink(d)]
 
@@ -146,6 +179,9 @@ class Layout:
     log: Path
     uid: int | None
     gid: int | None
+    #: Files were put in `home` from the host (one-shot runs): the home is bound from
+    #: the host instead of being a fresh sized tmpfs.
+    prefilled: bool = False
 
     @classmethod
     def create(cls, level: str, config: SandboxConfig) -> Layout:
@@ -302,7 +338,9 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     hidden = hidden_paths(config)
     # The private /tmp goes first: bwrap applies mounts in order, so binding /tmp after
     # the interpreter would hide a venv or checkout that lives under /tmp.
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--bind", str(layout.tmp), "/tmp"]
+    size = str(int(config.writable_mb) * 1024 * 1024)
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--perms", "01777", "--size", size, "--tmpfs", "/tmp"]
     # bwrap creates missing parent directories as 0700; the sandbox's unprivileged uid
     # must be able to traverse them, so create them explicitly as 0755 first.
     binds = bind_paths(config)
@@ -324,10 +362,22 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     for path in exposed:  # re-expose what a mask covered (a venv inside a hidden tree)
         if any(_under(path, m) and path != m for m in masked):
             cmd += ["--ro-bind", path, path]
+    for path in masked_files(config):
+        cmd += ["--ro-bind", "/dev/null", path]
     for path, writable in binds:  # last, so no mask covers them
         cmd += ["--bind" if writable else "--ro-bind", path, path]
-    cmd += ["--bind", str(layout.home), SANDBOX_HOME, "--chdir", SANDBOX_HOME]
-    return cmd + inner
+    if layout.prefilled:
+        cmd += ["--bind", str(layout.home), SANDBOX_HOME]
+    else:  # a sized tmpfs: writing past it fails with ENOSPC, nothing reaches the host disk
+        cmd += ["--perms", "0777", "--size", size, "--tmpfs", SANDBOX_HOME]
+    cmd += ["--chdir", SANDBOX_HOME]
+    # The options go through a file descriptor, not the command line: inside the
+    # sandbox, /proc/1/cmdline would otherwise list every host path bound or masked.
+    # (The command itself must stay on the command line; it names no host path but
+    # the interpreter, which is bound at its own path.)
+    args_file = layout.root / "bwrap.args"
+    args_file.write_bytes(b"".join(a.encode() + b"\0" for a in cmd[1:]))
+    return ["/bin/sh", "-c", 'exec bwrap --args 9 "$@" 9<"$0"', str(args_file), *inner]
 
 
 def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list[str]:
@@ -343,7 +393,8 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
         lines.append(f'mount -o remount,bind,ro "$R"{q(path)} 2>/dev/null || true')
 
     # Private /tmp first (see _bwrap_argv): a venv under /tmp is bound on top of it.
-    lines += ['mkdir -p "$R/tmp"', f'mount --bind {q(str(layout.tmp))} "$R/tmp"']
+    size = f"{int(config.writable_mb)}m"
+    lines += ['mkdir -p "$R/tmp"', f'mount -t tmpfs -o size={size},mode=1777 none "$R/tmp"']
     for path in exposed:
         bind_ro(path)
     for target, link in _symlinked_system_dirs():
@@ -354,6 +405,8 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
     for path in exposed:
         if any(_under(path, m) and path != m for m in masked):
             bind_ro(path)
+    for path in masked_files(config):
+        lines.append(f'mount --bind /dev/null "$R"{q(path)}')
     for path, writable in bind_paths(config):
         if writable:
             lines += [f'mkdir -p "$R"{q(path)}', f'mount --rbind {q(path)} "$R"{q(path)}']
@@ -363,7 +416,8 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
               'mount -t proc proc "$R/proc"']
     for dev in _DEVICES:
         lines += [f'touch "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
-    lines += [f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}',
+    lines += [f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}' if layout.prefilled
+              else f'mount -t tmpfs -o size={size},mode=777 none "$R"{q(SANDBOX_HOME)}',
               f'exec {q(shutil.which("chroot") or "/usr/sbin/chroot")} "$R" ' + " ".join(q(a) for a in inner)]
     cmd = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
            "--propagation", "private"]

@@ -46,6 +46,7 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
     config = config or SandboxConfig()
     level = resolve_level(config)
     layout = Layout.create(level, config)
+    layout.prefilled = True
     try:
         for name, content in {**(files or {}), SCRIPT_NAME: script.encode()}.items():
             target = (layout.home / name).resolve()

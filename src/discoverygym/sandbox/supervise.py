@@ -128,6 +128,43 @@ def _signal(pid: int, sig: int, uid: int | None = None) -> None:
         pass
 
 
+def _inner_pid(pid: int) -> int | None:
+    """The pid of host process `pid` in its innermost PID namespace."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True  # gone
+    return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] in (b"Z", b"X")
+
+
+def _threads(pid: int) -> list[str]:
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+
+
+def _task_running(pid: int, tid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R"
+
+
 class ProcessGroup:
     """All processes of one sandbox. `wrap(cmd)` makes the command join the group before
     it runs anything; `settle(root_pid)` records the processes that belong to the
@@ -183,6 +220,34 @@ class ProcessGroup:
             except OSError:
                 return []
             return [int(x) for x in text.split()]
+        if self.root_pid is not None and os.path.exists(
+                f"/proc/{self.root_pid}/task/{self.root_pid}/children"):
+            return self._tree(self.root_pid)
+        return self._scan()
+
+    @staticmethod
+    def _tree(root: int) -> list[int]:
+        """`root` and its descendants, from /proc/<pid>/task/<tid>/children (cheap: no
+        scan of every process). Orphans inside the sandbox's PID namespace are adopted
+        by its init, which is in the tree."""
+        found, todo = {root}, [root]
+        while todo:
+            pid = todo.pop()
+            for tid in _threads(pid):
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                        children = [int(x) for x in fh.read().split()]
+                except (OSError, ValueError):
+                    continue
+                for child in children:
+                    if child not in found:
+                        found.add(child)
+                        todo.append(child)
+        return sorted(found) if os.path.exists(f"/proc/{root}") else []
+
+    def _scan(self) -> list[int]:
+        """Every process of the sandbox's uid and every descendant of its root, by a
+        scan of /proc (where neither a cgroup nor the children lists are available)."""
         table: dict[int, tuple[int, int]] = {}
         for name in os.listdir("/proc"):
             if name.isdigit():
@@ -204,11 +269,33 @@ class ProcessGroup:
                         todo.append(child)
         return sorted(found)
 
-    def settle(self, root_pid: int) -> None:
+    def settle(self, root_pid: int, worker_pid: int | None = None) -> None:
         """Call once the sandbox's own machinery is up and no agent code has run: what
-        exists now is kept across calls."""
+        exists now is kept across calls. `worker_pid` (as the sandbox sees it) names the
+        process that runs agent code; only it is watched for work left running."""
         self.root_pid = root_pid
         self.keep = set(self.members()) | {root_pid}
+        watched = [p for p in self.keep if worker_pid is None or _inner_pid(p) == worker_pid]
+        self._threads = {pid: _threads(pid) for pid in watched}
+
+    def _machinery_busy(self) -> bool:
+        """Whether a kept process still works: a thread more than at start-up (agent
+        code started one) or a thread running rather than waiting."""
+        for pid, count in self._threads.items():
+            tasks = _threads(pid)
+            if len(tasks) > len(count) or any(_task_running(pid, t) for t in tasks):
+                return True
+        return False
+
+    def quiet(self) -> int:
+        """After a call: kill every process agent code started; freeze the machinery only
+        if it is still busy (a thread left running, or a cell that forged its reply), so
+        the common case costs one read of the member list. Returns how many processes
+        were killed."""
+        strays = [p for p in self.members() if p not in self.keep and not _zombie(p)]
+        if strays or self._machinery_busy():
+            return self.freeze()
+        return 0
 
     def usage(self) -> tuple[int, int]:
         """(processes, memory in bytes) of the whole sandbox now."""
@@ -219,7 +306,6 @@ class ProcessGroup:
     def freeze(self, deadline_s: float = 5.0) -> int:
         """Stop the sandbox between calls: kill every process that was not there at
         start-up and freeze the rest. Returns how many processes were killed."""
-        killed = 0
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 _write(self.cgroup / "cgroup.freeze", "1")
@@ -228,13 +314,15 @@ class ProcessGroup:
                 _signal(pid, signal.SIGSTOP)
         self.frozen = True
         deadline = time.monotonic() + deadline_s
+        killed: set[int] = set()
         while True:
-            strays = [p for p in self.members() if p not in self.keep]
+            # a killed process stays a zombie until its (frozen) parent reaps it
+            strays = [p for p in self.members() if p not in self.keep and not _zombie(p)]
             if not strays or time.monotonic() > deadline:
-                return killed
+                return len(killed)
             for pid in strays:
                 _signal(pid, signal.SIGKILL, None if self.cgroup is not None else self.uid)
-            killed += len(strays)
+            killed.update(strays)
             time.sleep(0.001)
 
     def thaw(self) -> None:
@@ -253,7 +341,7 @@ class ProcessGroup:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 _write(self.cgroup / "cgroup.kill", "1")
-        for pid in self.members():
+        for pid in self.members() if self.cgroup is not None else self._scan():
             _signal(pid, signal.SIGKILL)
         self.frozen = False
 
