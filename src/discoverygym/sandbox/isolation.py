@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.safe_paths import chown_tree
 from .config import SandboxConfig
 
 LEVELS = ("bubblewrap", "unshare", "rlimits-only")
@@ -199,10 +200,9 @@ class Layout:
                 os.chmod(d, 0o700)
             # Writable binds belong to this sandbox's uid (a restart gets a new uid and
             # takes over what the previous one wrote).
+            # (Never through a link the agent made: fwalk without following.)
             for top in config.rw_binds:
-                for path in [Path(top), *Path(top).rglob("*")]:
-                    if not path.is_symlink():
-                        os.chown(path, uid, gid)
+                chown_tree(top, uid, gid)
         return cls(root, home, tmp, root / "sandbox.log", uid, gid)
 
     def cleanup(self) -> None:
