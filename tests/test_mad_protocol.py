@@ -397,3 +397,20 @@ def test_trajectory_is_integrated_once_then_read_from_memory_or_disk(monkeypatch
     monkeypatch.setattr(classical, "_MEMORY", type(classical._MEMORY)())
     again = episode(seed=11)._world.trajectory()
     assert np.array_equal(again.x, first.x)
+
+
+def test_a_law_function_that_forges_its_result_line_is_an_error_not_a_crash():
+    """Before: a last stdout line of deeply nested JSON raised RecursionError on the
+    host (json.loads), out of describe_law's check."""
+    forged = ("import atexit, os\n"
+              "atexit.register(lambda: os.write(1, ('[' * 20000 + ']' * 20000 + '\\n')"
+              ".encode()))\n"
+              "def f(**kw):\n    return [1.0]\n")
+    with pytest.raises(LawFunctionError, match="no valid result"):
+        run_law_function(forged, "f", [{}], timeout_s=20.0)
+    huge = ("import atexit, os\n"
+            "atexit.register(lambda: os.write(1, ('{\"outputs\": [[1' + '0' * 5000 + ']]}\\n')"
+            ".encode()))\n"
+            "def f(**kw):\n    return [1.0]\n")
+    with pytest.raises(LawFunctionError, match="no valid result"):
+        run_law_function(huge, "f", [{}], timeout_s=20.0)

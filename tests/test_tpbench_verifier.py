@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 from discoverygym.sandbox import WEAK_LEVELS, isolation_level
-from discoverygym.suites.tpbench.compare import SympyValue, compare_values, decode_value
+from discoverygym.suites.tpbench.compare import (
+    SympyTree,
+    SympyValue,
+    compare_values,
+    decode_value,
+)
 from discoverygym.suites.tpbench.harness import encode_value
 from discoverygym.suites.tpbench.inputs import generate_inputs
 from discoverygym.suites.tpbench.problem import (
@@ -103,8 +108,14 @@ def test_compare_sympy_by_simplification_and_sampling():
     assert compare_values(SympyValue(same[0]), SympyValue(same[1]), rtol=1e-5, atol=1e-8)[0]
     assert not compare_values(SympyValue(x + y), SympyValue(x - y), rtol=1e-5, atol=1e-8)[0]
     # a round trip through the tagged encoding keeps the expression
-    decoded = decode_value(encode_value(sp.exp(-x) * y / 2))
+    decoded = decode_value(encode_value(sp.exp(-x) * y / 2), build_sympy=True)
     assert isinstance(decoded, SympyValue) and sp.simplify(decoded.expr - sp.exp(-x) * y / 2) == 0
+    # on the host an answer's expression is never built: it stays a tree, and the
+    # comparison runs in the limited worker process
+    raw = decode_value(encode_value(sp.exp(-x) * y / 2))
+    assert isinstance(raw, SympyTree)
+    assert compare_values(raw, SympyValue(sp.exp(-x) * y / 2), rtol=1e-9, atol=0)[0]
+    assert not compare_values(raw, SympyValue(sp.exp(-x) * y), rtol=1e-9, atol=0)[0]
 
 
 def test_encoding_round_trip_keeps_types():

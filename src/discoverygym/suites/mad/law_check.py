@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.bounded import Bounds, UnsafeInput, loads
+
 # The child reads {"source", "name", "inputs"} as JSON on stdin and prints one JSON line:
 # {"outputs": [...]} or {"error": "..."}.
 _RUNNER = r"""
@@ -55,11 +57,15 @@ def run_law_function(source: str, name: str, inputs: list[dict[str, Any]],
         reason = result.killed_reason or f"exit code {result.returncode}"
         raise LawFunctionError(f"the function's process ended without a result ({reason})")
     try:
-        reply = json.loads(lines[-1])
-    except json.JSONDecodeError:
-        raise LawFunctionError("the function's process printed no valid result") from None
+        # The agent's code prints this line: decoded with bounds (depth, size, numbers).
+        reply = loads(lines[-1], Bounds(max_depth=8, max_items=1_000_000))
+    except UnsafeInput as exc:
+        raise LawFunctionError(f"the function's process printed no valid result ({exc})") \
+            from None
+    if not isinstance(reply, dict):
+        raise LawFunctionError("the function's process printed no valid result")
     if "error" in reply:
-        raise LawFunctionError(reply["error"])
+        raise LawFunctionError(str(reply["error"])[:2000])
     try:
         return np.asarray(reply["outputs"], dtype=float)
     except (TypeError, ValueError):

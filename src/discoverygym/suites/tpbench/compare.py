@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .harness import encode_value
+
 MAX_SYMPY_NODES = 2000
 
 
@@ -30,6 +32,53 @@ class SympyValue:
     """A decoded sympy expression (kept apart from plain numbers)."""
 
     expr: Any
+
+
+@dataclass(frozen=True)
+class SympyTree:
+    """A symbolic output as it came back, not yet built: building it can itself be the
+    attack (sympy evaluates `binomial(10**6, 5*10**5)` or `2**(10**11)` eagerly), so
+    the host never does. It is built and compared in a separate, limited process
+    (`sympy_worker`)."""
+
+    tree: Any
+
+
+def _check_tree(tree: Any) -> None:
+    """Size checks on a raw sympy tree, without building anything (iterative)."""
+    todo, count = [tree], 0
+    while todo:
+        node = todo.pop()
+        count += 1
+        if count > MAX_SYMPY_NODES:
+            raise DecodeError(f"sympy expression larger than {MAX_SYMPY_NODES} nodes")
+        if not isinstance(node, dict):
+            raise DecodeError("bad sympy node")
+        for key in ("int", "sym"):
+            if key in node and len(str(node[key])) > 400:
+                raise DecodeError(f"sympy {key} too long")
+        if "rat" in node and (not isinstance(node["rat"], list) or len(node["rat"]) != 2
+                              or any(len(str(x)) > 400 for x in node["rat"])):
+            raise DecodeError("bad rational")
+        args = node.get("args", [])
+        if not isinstance(args, list):
+            raise DecodeError("bad sympy node")
+        todo.extend(args)
+
+
+def contains_sympy(value: Any) -> bool:
+    """Whether a decoded value holds a symbolic part anywhere (iterative)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, SympyTree | SympyValue):
+            return True
+        if isinstance(v, list | tuple):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+    return False
 
 
 def _float(v: Any) -> float:
@@ -87,9 +136,10 @@ def _sympy_from_tree(node: Any, counter: list[int]) -> Any:
     raise DecodeError(f"sympy class {cls!r} is not supported")
 
 
-def decode_value(item: Any, depth: int = 0) -> Any:
+def decode_value(item: Any, depth: int = 0, *, build_sympy: bool = False) -> Any:
     """Tagged JSON -> Python value (numbers, complex, numpy arrays, tuples, lists,
-    dicts, bools, strings, None, SympyValue)."""
+    dicts, bools, strings, None; symbolic parts as SympyTree, or built into
+    SympyValue with `build_sympy`, which only the limited worker process does)."""
     if depth > 60:
         raise DecodeError("nested too deeply")
     if not isinstance(item, dict) or "t" not in item:
@@ -118,17 +168,17 @@ def decode_value(item: Any, depth: int = 0) -> Any:
     if t in ("list", "tuple"):
         if not isinstance(v, list):
             raise DecodeError("bad sequence")
-        seq = [decode_value(x, depth + 1) for x in v]
+        seq = [decode_value(x, depth + 1, build_sympy=build_sympy) for x in v]
         return tuple(seq) if t == "tuple" else seq
     if t == "dict":
         if not isinstance(v, list):
             raise DecodeError("bad dict")
         out = {}
         for pair in v:
-            key = decode_value(pair[0], depth + 1)
-            if isinstance(key, list | dict | np.ndarray | SympyValue):
+            key = decode_value(pair[0], depth + 1, build_sympy=build_sympy)
+            if isinstance(key, list | dict | np.ndarray | SympyValue | SympyTree):
                 raise DecodeError("unhashable dict key")
-            out[key] = decode_value(pair[1], depth + 1)
+            out[key] = decode_value(pair[1], depth + 1, build_sympy=build_sympy)
         return out
     if t == "array":
         shape = tuple(int(s) for s in item.get("shape", []))
@@ -143,8 +193,28 @@ def decode_value(item: Any, depth: int = 0) -> Any:
             raise DecodeError("array shape does not match its data")
         return arr.reshape(shape)
     if t == "sympy":
-        return SympyValue(_sympy_from_tree(v, [0]))
+        if build_sympy:
+            return SympyValue(_sympy_from_tree(v, [0]))
+        _check_tree(v)
+        return SympyTree(v)
     raise DecodeError(f"unknown tag {t!r}")
+
+
+def encode_for_cache(value: Any) -> Any:
+    """Encode a decoded output again (sympy values through their expression)."""
+    if isinstance(value, SympyTree):
+        return {"t": "sympy", "v": value.tree}
+    if isinstance(value, SympyValue):
+        import sympy  # noqa: F401 - makes encode_value see sympy
+
+        return encode_value(value.expr)
+    if isinstance(value, list | tuple):
+        return {"t": "tuple" if isinstance(value, tuple) else "list",
+                "v": [encode_for_cache(v) for v in value]}
+    if isinstance(value, dict):
+        return {"t": "dict", "v": [[encode_value(k), encode_for_cache(v)]
+                                   for k, v in value.items()]}
+    return encode_value(value)
 
 
 def _is_number(x: Any) -> bool:
@@ -183,6 +253,10 @@ def _as_array(x: Any) -> np.ndarray | None:
 def compare_values(got: Any, expected: Any, *, rtol: float, atol: float,
                    seed: int = 0) -> tuple[bool, str]:
     """(agree, reason) for an answer's output against the reference output."""
+    if isinstance(expected, SympyTree) or isinstance(got, SympyTree):
+        from .sympy_worker import compare_isolated
+
+        return compare_isolated([(got, expected, seed)], rtol=rtol, atol=atol)[0]
     if isinstance(expected, SympyValue) or isinstance(got, SympyValue):
         return _compare_sympy(got, expected, rtol=rtol, atol=atol, seed=seed)
     if isinstance(expected, bool | np.bool_) or isinstance(got, bool | np.bool_):

@@ -13,12 +13,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ...core.bounded import Bounds, UnsafeInput, loads
 from ...core.paths import cache_dir
-from .compare import DecodeError, compare_values, decode_value
+from .compare import DecodeError, compare_values, contains_sympy, decode_value, encode_for_cache
 from .execute import ExecutionResult, execute_candidate
 from .harness import build_script, encode_value
 from .inputs import InputSet, generate_inputs
 from .problem import Problem
+from .sympy_worker import compare_isolated
 
 VERDICTS = ("correct", "wrong", "error", "timeout", "no_code")
 
@@ -47,6 +49,10 @@ class RunOutcome:
     duration_s: float = 0.0
 
 
+#: What one result line may hold (harness.MAX_ELEMENTS elements, tags included).
+_RESULT_BOUNDS = Bounds(max_depth=100, max_items=2_000_000, max_chars=8_000_000)
+
+
 def run_function(code: str, function: str, inputs: list[InputSet], *, time_limit_s: float,
                  memory_mb: int) -> RunOutcome:
     """Evaluate `function` defined by `code` on every input in one isolated process."""
@@ -67,7 +73,10 @@ def run_function(code: str, function: str, inputs: list[InputSet], *, time_limit
                           f"stderr: {stderr_tail}", **base)
     line = text[pos + len(marker):].split("\n", 1)[0]
     try:
-        payload = json.loads(line)
+        # Agent code can print anything after a marker it found: bounded decoding.
+        payload = loads(line, _RESULT_BOUNDS)
+        if not isinstance(payload, dict):
+            raise DecodeError("not an object")
         if payload.get("load_error"):
             return RunOutcome([], "error", payload["load_error"].strip(), **base)
         raw = payload["results"]
@@ -79,8 +88,8 @@ def run_function(code: str, function: str, inputs: list[InputSet], *, time_limit
                 results.append(("ok", decode_value(item["ok"])))
             else:
                 results.append(("error", str(item.get("error", "unknown error")).strip()))
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        return RunOutcome([], "error", f"malformed results: {exc}", **base)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, UnsafeInput) as exc:
+        return RunOutcome([], "error", f"malformed results: {str(exc)[:300]}", **base)
     return RunOutcome(results, **base)
 
 
@@ -123,23 +132,6 @@ def reference_outputs(problem: Problem) -> tuple[list[InputSet], list[Any]]:
     tmp.replace(path)
     _MEMORY_CACHE[key] = outputs
     return inputs, outputs
-
-
-def encode_for_cache(value: Any) -> Any:
-    """Encode a decoded output again (sympy values through their expression)."""
-    from .compare import SympyValue
-
-    if isinstance(value, SympyValue):
-        import sympy  # noqa: F401 - makes encode_value see sympy
-
-        return encode_value(value.expr)
-    if isinstance(value, list | tuple):
-        return {"t": "tuple" if isinstance(value, tuple) else "list",
-                "v": [encode_for_cache(v) for v in value]}
-    if isinstance(value, dict):
-        return {"t": "dict", "v": [[encode_value(k), encode_for_cache(v)]
-                                   for k, v in value.items()]}
-    return encode_value(value)
 
 
 # ---- verification ---------------------------------------------------------------------
@@ -195,16 +187,25 @@ def verify(problem: Problem, response: str) -> Verification:
                             isolation=outcome.isolation,
                             duration_s=time.perf_counter() - start)
     tests = []
+    symbolic: list[int] = []  # compared together, in one limited process
     for i, (inp, exp, (kind, got)) in enumerate(zip(inputs, expected, outcome.results,
                                                    strict=True)):
         if kind != "ok":
             tests.append(TestOutcome(inp.label, inp.as_dict(names), False, f"raised: {got}"))
+            continue
+        if contains_sympy(got) or contains_sympy(exp):
+            symbolic.append(i)
+            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, "pending"))
             continue
         try:
             ok, why = compare_values(got, exp, rtol=problem.rtol, atol=problem.atol, seed=i)
         except Exception as exc:  # noqa: BLE001 - a comparison failure is a failed test
             ok, why = False, f"comparison failed: {type(exc).__name__}: {exc}"
         tests.append(TestOutcome(inp.label, inp.as_dict(names), ok, why))
+    verdicts = compare_isolated([(outcome.results[i][1], expected[i], i) for i in symbolic],
+                                rtol=problem.rtol, atol=problem.atol)
+    for i, (ok, why) in zip(symbolic, verdicts, strict=True):
+        tests[i].passed, tests[i].message = ok, why
     n_passed = sum(t.passed for t in tests)
     raised = [t for t in tests if t.message.startswith("raised:")]
     if n_passed == len(tests):
