@@ -124,7 +124,7 @@ def test_bad_uploads_are_refused(served):
     assert client.post("/submissions", content=b"this is not an archive").status_code == 400
     escaping = _tar({"../../etc/evil": b"x"})
     resp = client.post("/submissions", content=escaping)
-    assert resp.status_code == 400 and "escapes" in resp.json()["detail"]
+    assert resp.status_code == 400 and "outside" in resp.json()["detail"]
     from discoverygym.suites.packages import server as server_mod
 
     too_big = b"\0" * (server_mod.MAX_UPLOAD_BYTES + 1)
@@ -210,3 +210,43 @@ def test_with_a_split_http_evaluate_reports_development_only(tmp_path):
     assert set(final.g) == {"system_1", "system_2"}
     assert final.score == pytest.approx(1.0)
     service.close()
+
+
+def _zip(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o120777 << 16)  # a symbolic link
+            zf.writestr(info, target)
+    return buffer.getvalue()
+
+
+def test_upload_bombs_and_links_are_refused_without_expanding(served, monkeypatch):
+    """Before: a 1.5 MB zip expanded to 3 GiB in the server's memory."""
+    from discoverygym.suites.packages import server as server_mod
+
+    client, *_ = served
+    monkeypatch.setattr(server_mod, "UNPACK_LIMITS", server_mod.UnpackLimits(
+        max_members=50, max_total_bytes=8 << 20, max_ratio=200.0))
+    bomb = _zip({"system_1/answer.json": bytes(64 << 20)})  # 64 MiB of zeros, ~64 KB zipped
+    assert len(bomb) < 200_000
+    refused = client.post("/submissions", content=bomb)
+    assert refused.status_code == 413 and "expands past" in refused.json()["detail"]
+    many = _zip({f"f{k}.txt": b"x" for k in range(60)})
+    assert client.post("/submissions", content=many).status_code == 413
+    linked = _zip({}, links={"system_1/answer.json": "/etc/passwd"})
+    answer = client.post("/submissions", content=linked)
+    assert answer.status_code == 400 and "not a regular file" in answer.json()["detail"]
+    escaping = _zip({"../../escape.json": b"{}"})
+    answer = client.post("/submissions", content=escaping)
+    assert answer.status_code == 400 and "outside" in answer.json()["detail"]
+    tar_bomb = _tar({"system_1/answer.json": bytes(64 << 20)})
+    assert client.post("/submissions", content=tar_bomb).status_code == 413
+    # a normal upload still works
+    ok = client.post("/submissions", content=_zip({"system_1/answer.json": b'{"alpha": 0.03}'}))
+    assert ok.status_code == 202

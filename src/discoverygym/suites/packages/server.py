@@ -11,6 +11,7 @@ token (the task id never appears in URLs or answers).
 from __future__ import annotations
 
 import io
+import os
 import secrets
 import shutil
 import tarfile
@@ -18,13 +19,17 @@ import tempfile
 import threading
 import uuid
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 # FastAPI resolves endpoint annotations from module globals, so import at module level
 # (this module is only imported when a server is wanted: the [server] extra).
+import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 
+from ...core.safe_paths import UnsafePath, open_beneath, open_dir, split_relative
 from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
@@ -34,38 +39,91 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def _safe_extract(data: bytes, target: Path) -> None:
-    """Unpack a .tar.gz/.tar or .zip upload, refusing links and paths that escape."""
-    def check(name: str) -> Path:
-        dest = (target / name).resolve()
-        if not str(dest).startswith(str(target.resolve()) + "/") and dest != target.resolve():
-            raise ValueError(f"archive member escapes the output directory: {name!r}")
-        return dest
+@dataclass(frozen=True)
+class UnpackLimits:
+    """What one upload may expand to."""
 
-    if zipfile.is_zipfile(io.BytesIO(data)):
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            for info in zf.infolist():
-                dest = check(info.filename)
-                if info.is_dir():
-                    dest.mkdir(parents=True, exist_ok=True)
-                    continue
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(zf.read(info))
-        return
+    max_members: int = 10_000
+    max_total_bytes: int = 256 * 1024 * 1024
+    max_ratio: float = 200.0  # uncompressed / upload size, over the whole archive
+
+
+UNPACK_LIMITS = UnpackLimits()
+
+
+class UploadRefused(ValueError):
+    """An upload that breaks the rules; `status` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _unpack(upload: Path, target: Path, limits: UnpackLimits) -> None:
+    """Unpack a .tar.gz/.tar or .zip upload beneath `target`, streaming each member to
+    disk: regular files and folders only, no member that leaves `target`, and the
+    member count, the bytes written and the expansion ratio capped as they are
+    counted (the sizes an archive declares are not trusted)."""
+    budget = min(limits.max_total_bytes, int(limits.max_ratio * max(upload.stat().st_size, 1)))
+    written = 0
+    target_fd = open_dir(target)
+
+    def copy(name: str, source: Any) -> None:
+        nonlocal written
+        try:
+            split_relative(name)
+            fd = open_beneath(target_fd, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                              | os.O_CLOEXEC, 0o600, make_parents=True)
+        except (UnsafePath, FileExistsError) as exc:
+            raise UploadRefused(f"archive member {name[:200]!r} refused: {exc}") from None
+        with os.fdopen(fd, "wb") as out:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                if written > budget:
+                    raise UploadRefused(
+                        f"the archive expands past {budget} bytes (at most "
+                        f"{limits.max_total_bytes} bytes, and {limits.max_ratio:g} times the "
+                        "upload)", 413)
+                out.write(chunk)
+
+    def count(n: int) -> None:
+        if n > limits.max_members:
+            raise UploadRefused(f"the archive holds more than {limits.max_members} members", 413)
+
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tf:
-            for member in tf.getmembers():
-                dest = check(member.name)
-                if member.isdir():
-                    dest.mkdir(parents=True, exist_ok=True)
-                elif member.isfile():
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    src = tf.extractfile(member)
-                    dest.write_bytes(src.read() if src else b"")
-                else:
-                    raise ValueError(f"archive member {member.name!r} is not a regular file")
-    except tarfile.TarError as exc:
-        raise ValueError(f"not a .tar.gz, .tar or .zip archive ({exc})") from exc
+        if zipfile.is_zipfile(upload):
+            with zipfile.ZipFile(upload) as zf:
+                infos = zf.infolist()
+                count(len(infos))
+                for info in infos:
+                    kind = (info.external_attr >> 16) & 0o170000
+                    if info.is_dir():
+                        continue
+                    if kind not in (0, 0o100000):  # a link or special file
+                        raise UploadRefused(f"archive member {info.filename[:200]!r} is not "
+                                            "a regular file")
+                    with zf.open(info) as source:
+                        copy(info.filename, source)
+            return
+        try:
+            with tarfile.open(upload, mode="r:*") as tf:
+                n = 0
+                for member in tf:  # streamed: the member list is never held whole
+                    n += 1
+                    count(n)
+                    if member.isdir():
+                        continue
+                    if not member.isfile():
+                        raise UploadRefused(f"archive member {member.name[:200]!r} is not a "
+                                            "regular file")
+                    source = tf.extractfile(member)
+                    copy(member.name, source if source is not None else io.BytesIO())
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise UploadRefused(f"not a .tar.gz, .tar or .zip archive ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise UploadRefused(f"a damaged archive ({exc})") from None
+    finally:
+        os.close(target_fd)
 
 
 def create_app(service: EvaluationService, token: str) -> Any:
@@ -108,19 +166,27 @@ def create_app(service: EvaluationService, token: str) -> Any:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
             raise HTTPException(status_code=413, detail="upload larger than 64 MiB")
-        body = bytearray()
-        async for chunk in request.stream():
-            body.extend(chunk)
-            if len(body) > MAX_UPLOAD_BYTES:
-                raise HTTPException(status_code=413, detail="upload larger than 64 MiB")
-        if service.timer.remaining() <= 0:
-            raise HTTPException(status_code=409, detail="budget expired")
         workdir = Path(tempfile.mkdtemp(prefix="dg-upload-"))
+        upload = workdir / "upload"
+        outputs = workdir / "outputs"
+        outputs.mkdir()
         try:
-            _safe_extract(bytes(body), workdir)
-        except ValueError as exc:
+            size = 0
+            with open(upload, "wb") as fh:  # streamed to disk, never held in memory
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_UPLOAD_BYTES:
+                        raise UploadRefused("upload larger than 64 MiB", 413)
+                    fh.write(chunk)
+            if service.timer.remaining() <= 0:
+                raise UploadRefused("budget expired", 409)
+            await anyio.to_thread.run_sync(_unpack, upload, outputs, UNPACK_LIMITS)
+        except UploadRefused as exc:
             shutil.rmtree(workdir, ignore_errors=True)
-            raise HTTPException(status_code=400, detail=str(exc)) from exc
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
         sub_id = uuid.uuid4().hex
         with remote_lock:
             remote[sub_id] = {"id": sub_id, "status": "queued", "result": None}
@@ -128,7 +194,7 @@ def create_app(service: EvaluationService, token: str) -> Any:
         def work() -> None:
             remote[sub_id]["status"] = "running"
             try:
-                remote[sub_id]["result"] = service.evaluate(workdir)
+                remote[sub_id]["result"] = service.evaluate(outputs)
                 remote[sub_id]["status"] = "done"
             except BudgetExpired as exc:
                 remote[sub_id].update(status="failed", error=f"budget expired: {exc}")
