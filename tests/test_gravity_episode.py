@@ -21,8 +21,11 @@ from discoverygym.suites.gravity.worlds import PUBLISHED_WORLDS, procedural_worl
 SUITE = get_suite("gravity")
 
 
-def _episode(task="period", world="A", protocol="budget-obs-100", **kw) -> GravityEpisode:
-    return SUITE.episode(task, world=world, protocol=protocol, **kw)
+def _episode(task="period", world="A", protocol="budget-obs-100", window="published",
+             **kw) -> GravityEpisode:
+    """Episodes on the published setup, compared with PUBLISHED_WORLDS below (the
+    default leak-free window has its own tests)."""
+    return SUITE.episode(task, world=world, protocol=protocol, window=window, **kw)
 
 
 def _truth(episode: GravityEpisode):
@@ -413,8 +416,8 @@ def test_default_episodes_are_the_206_pairs_under_budget_obs_100():
     assert len(specs) == 206
     assert [(s.task_id, s.options["world"]) for s in specs] == published_pairs()
     assert all(s.suite == "gravity" and s.seed == 0 for s in specs)
-    assert all(s.options == {"world": s.options["world"], "protocol": "budget-obs-100"}
-               for s in specs)
+    assert all(s.options == {"world": s.options["world"], "protocol": "budget-obs-100",
+                             "window": "leak-free"} for s in specs)
 
 
 def test_plan_filters_and_options():
@@ -446,8 +449,9 @@ def test_plan_filters_and_options():
 def test_episode_records_world_protocol_and_options():
     episode = _episode(task="apoastron", world="PM1", protocol="full-obs")
     assert episode.world == "PM1" and episode.protocol == "full-obs"
-    assert episode.options == {"world": "PM1", "protocol": "full-obs"}
-    assert SUITE.episode("period").options == {"world": "A", "protocol": "budget-obs-100"}
+    assert episode.options == {"world": "PM1", "protocol": "full-obs", "window": "published"}
+    assert SUITE.episode("period").options == {"world": "A", "protocol": "budget-obs-100",
+                                               "window": "leak-free"}
     record = episode.record()
     assert record.world == "PM1" and record.protocol == "full-obs"
 
@@ -497,3 +501,51 @@ def test_summarize_by_task_and_world():
     assert summary["mean_observations"] == pytest.approx(200 / 3)
     assert summary["max_observations"] == 100
     assert SUITE.summarize([])["mean_observations"] == 0.0
+
+
+# ---- the observation window must not give the answer away ---------------------------
+WHOLE_PERIOD_WORLDS = [w for w, spec in PUBLISHED_WORLDS.items() if spec.end_periods]
+
+
+def _no_science_period(episode: GravityEpisode, n: int = 10):
+    """Answer period = window_end / n (in SI) with zero observations, as an agent could."""
+    view = episode.view()
+    workspace = view.workspace()
+    seconds = workspace["window"][1] / n * workspace["units"]["time_to_s"]
+    result = view.call("submit", {"answer": seconds})
+    assert not result.is_error, result.text
+    return episode.record(agent="window-reader")
+
+
+PERIOD_WORLDS = [w for w in WHOLE_PERIOD_WORLDS
+                 if "period" in [t.id for t in tasks_for_world(PUBLISHED_WORLDS[w])]]
+
+
+def test_the_published_window_leaked_the_period_and_the_default_does_not():
+    """An agent that reads the window and answers window_end / n, for any fixed n, with
+    no observation: under `published` it passes every period world with n = 10; under
+    the default it passes only by luck (about 7 % expected for each n, see
+    worlds.leak_free_window), measured over seeds 0-19."""
+    for world in PERIOD_WORLDS:
+        published = SUITE.episode("period", world=world, window="published")
+        whole = round(PUBLISHED_WORLDS[world].end_periods)
+        assert _no_science_period(published, whole).passed  # the hole was real
+    passes = {n: 0 for n in range(1, 13)}
+    for world in PERIOD_WORLDS:
+        for seed in range(20):
+            for n in passes:
+                episode = SUITE.episode("period", world=world, seed=seed)
+                passes[n] += _no_science_period(episode, n).passed
+    trials = len(PERIOD_WORLDS) * 20
+    assert max(passes.values()) <= 0.15 * trials, passes
+    assert sum(passes.values()) <= 0.08 * trials * len(passes), passes
+
+
+def test_leak_free_windows_are_seeded_non_integer_and_share_physics_across_units():
+    episodes = [SUITE.episode("period", world="B", seed=s) for s in range(3)]
+    periods = [e._world_spec.end_periods for e in episodes]
+    assert len(set(periods)) == 3  # drawn per seed
+    assert SUITE.episode("period", world="B", seed=1)._world_spec.end_periods == periods[1]
+    assert all(3.0 <= p <= 12.0 for p in periods)
+    assert SUITE.episode("period", world="B-yrAU", seed=1)._world_spec.end_periods == periods[1]
+    assert 1.1 <= SUITE.episode("period", world="ELL1")._world_spec.end_periods <= 1.9

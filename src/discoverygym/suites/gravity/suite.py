@@ -10,11 +10,17 @@ from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
 from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, published_pairs, tasks_for_world
-from .worlds import WORLD_IDS, get_world
+from .worlds import PUBLISHED_WORLDS, WINDOWS, WORLD_IDS, get_world, leak_free_window
 
 
 def _protocol_option(text: str) -> str:
     return parse_protocol(text).name
+
+
+def _window_option(text: str) -> str:
+    if text not in WINDOWS:
+        raise ValueError(f"Unknown window {text!r}. Windows: {', '.join(WINDOWS)}.")
+    return text
 
 
 def _names(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
@@ -45,6 +51,9 @@ class GravitySuite(Suite):
         RunOption("tasks", "comma-separated task ids (default: all)", _names),
         RunOption("worlds", "comma-separated world ids (default: all published worlds)", _names),
         RunOption("world_seed", "draw a procedural world from this seed instead", int),
+        RunOption("window", "leak-free (default: published worlds' windows drawn from the "
+                  "seed, never a whole number of periods) or published (Gravity-Bench-v1's "
+                  "own windows)", _window_option, "leak-free"),
     )
 
     def tasks(self) -> list[TaskInfo]:
@@ -62,18 +71,21 @@ class GravitySuite(Suite):
 
     def episode(self, task_id: str, *, seed: int = 0, world: str | None = None,
                 protocol: str = DEFAULT_PROTOCOL, world_seed: int | None = None,
-                **unknown: Any) -> GravityEpisode:
+                window: str = "leak-free", **unknown: Any) -> GravityEpisode:
         """Build one episode: `world` (a published id or "proc-N") or `world_seed`, and a
         protocol ("full-obs" or "budget-obs-N")."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
-                              "Options: world, world_seed, protocol.")
+                              "Options: world, world_seed, protocol, window.")
         _check([task_id], TASK_IDS, "task")
+        window = _window_option(window)
         if world is not None and world_seed is not None:
             raise ValueError("Give either world or world_seed, not both.")
         if world is None and world_seed is None:
             world = "A"
         spec = get_world(world, world_seed)
+        if window == "leak-free" and world_seed is None and spec.id in PUBLISHED_WORLDS:
+            spec = leak_free_window(spec, seed)
         proto = parse_protocol(protocol)
         task = TASKS[task_id]
         if not task.applies_to(spec):
@@ -84,16 +96,20 @@ class GravitySuite(Suite):
         options: dict[str, Any] = ({"world_seed": int(world_seed)} if world_seed is not None
                                    else {"world": spec.id})
         options["protocol"] = proto.name
+        if world_seed is None:  # procedural worlds draw their own window
+            options["window"] = window
         return GravityEpisode(task, spec, proto, seed=seed, options=options)
 
     def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
-             world_seed: int | None = None, **unknown: Any) -> list[EpisodeSpec]:
+             world_seed: int | None = None, window: str = "leak-free",
+             **unknown: Any) -> list[EpisodeSpec]:
         """The episodes of a run: the published pairs (filtered by `tasks`/`worlds`), or
         every applicable task on the procedural world of `world_seed`. Seed 0."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
-                              "Options: protocol, tasks, worlds, world_seed.")
+                              "Options: protocol, tasks, worlds, world_seed, window.")
         proto = parse_protocol(protocol).name
+        window = _window_option(window)
         task_names, world_names = _names(tasks), _names(worlds)
         _check(task_names, TASK_IDS, "task")
         if world_seed is not None:
@@ -105,7 +121,8 @@ class GravitySuite(Suite):
                     for task in tasks_for_world(spec)
                     if task_names is None or task.id in task_names]
         _check(world_names, WORLD_IDS, "world")
-        return [EpisodeSpec("gravity", task_id, 0, {"world": world_id, "protocol": proto})
+        return [EpisodeSpec("gravity", task_id, 0,
+                            {"world": world_id, "protocol": proto, "window": window})
                 for task_id, world_id in published_pairs()
                 if (task_names is None or task_id in task_names)
                 and (world_names is None or world_id in world_names)]

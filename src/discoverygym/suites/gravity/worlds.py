@@ -6,7 +6,9 @@ The 16 published worlds of Gravity-Bench-v1 are listed in `PUBLISHED_WORLDS`;
 
 from __future__ import annotations
 
+import json
 import math
+import zlib
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -221,6 +223,37 @@ def procedural_world(seed: int) -> WorldSpec:
         return replace(world, end_time_s=float(rng.uniform(4, 8) * world.kepler_period_s()))
     v0 = base.circular_speed_ms() * math.hypot(1.0, ecc)
     return replace(base, end_time_s=float(rng.uniform(5, 20) * r0 / v0))
+
+
+#: How a published world's observation window is set: "leak-free" (default) draws it
+#: from the episode seed; "published" keeps Gravity-Bench-v1's own window.
+WINDOWS = ("leak-free", "published")
+
+
+LEAK_FREE_PERIODS = (3.0, 12.0)  # log-uniform; ELL1's one-period window: (1.1, 1.9)
+
+
+def leak_free_window(world: WorldSpec, seed: int) -> WorldSpec:
+    """The world with its window redrawn from `seed` when the published one is a whole
+    number of orbital periods (then `period = window_end / 10` answers every period
+    task with no observation). Ten-period worlds get a log-uniform number of periods in
+    LEAK_FREE_PERIODS. That is wide enough that the best blind guess, window_end / n
+    for any fixed n, is within 5 % of the period about 7 % of the time
+    (ln(1.05/0.95) / ln 4). The one-period world ELL1 gets U[1.1, 1.9] periods, so it
+    keeps at least what its tasks need. Windows given in seconds are left alone: none
+    is a whole number of periods (DRAG1 5.68, DRAG2 4.06, MG197 10.30, MG203 12.05,
+    MG197-PM 9.60), and their tasks concern drag or the force law, not the period."""
+    if world.end_periods is None:
+        return world
+    # keyed by the physics, not the id: B, B-yrAU and B-cgs keep one window per seed
+    physics = json.dumps(world.key(), sort_keys=True, default=str).encode()
+    rng = np.random.default_rng([int(seed), zlib.crc32(physics), 0x77696E64])
+    if world.end_periods >= 5:
+        low, high = LEAK_FREE_PERIODS
+        periods = math.exp(rng.uniform(math.log(low), math.log(high)))
+    else:
+        periods = float(world.end_periods) * rng.uniform(1.1, 1.9)
+    return replace(world, end_periods=float(periods))
 
 
 def get_world(world: str | None = None, world_seed: int | None = None) -> WorldSpec:
