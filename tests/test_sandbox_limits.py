@@ -10,8 +10,7 @@ import sys
 
 import pytest
 
-from discoverygym.sandbox import Interpreter, SandboxConfig
-from discoverygym.sandbox import supervise
+from discoverygym.sandbox import Interpreter, SandboxConfig, supervise
 from discoverygym.sandbox.isolation import _level_works, hidden_paths
 
 STRONG = [lvl for lvl in ("bubblewrap", "unshare") if _level_works(lvl, sys.executable)]
