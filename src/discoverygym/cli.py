@@ -179,6 +179,16 @@ def run(
         except FileExistsError as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
+        except OSError as exc:  # a read-only --out, a full disk: one line, records kept
+            where = exc.filename or out_dir
+            console.print(f"[red]error:[/red] cannot write the run to {where}: "
+                          f"{exc.strerror or exc}")
+            raise typer.Exit(1) from None
+    if getattr(result, "interrupted", False):
+        console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
+                      f"{result.out_dir / 'records.jsonl'}; summary.json is marked "
+                      "interrupted; continue with --resume")
+        raise typer.Exit(130)
     print_summary_table(result.summary, f"{suite} · {who} · {options or 'defaults'}")
     extra = s.summary_renderable(result.summary.get("suite_summary") or {})
     if extra is not None:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from .lifeline import bind_to_driver
+
 Job = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
@@ -48,7 +50,10 @@ def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, An
     if not jobs:
         return
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
+                               initializer=bind_to_driver, initargs=(os.getpid(),))
+    finished_normally = False
+    try:
         with worker_thread_budget(workers):  # workers start on the first submits
             pending = {pool.submit(fn, *args): i for i, (fn, args) in enumerate(jobs)}
         while pending:
@@ -59,6 +64,14 @@ def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, An
                     yield i, future.result()
                 except Exception as exc:  # noqa: BLE001
                     yield i, exc
+        finished_normally = True
+    finally:
+        if finished_normally:
+            pool.shutdown(wait=True)
+        else:  # Ctrl-C, a write error, the consumer stopped: do not run what is left
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 EXECUTORS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {

@@ -39,8 +39,16 @@ def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None
             ray.init(num_cpus=max(1, workers), runtime_env=runtime_env, **kwargs)
         started_here = True
 
+    # Only a local cluster's workers can see the driver's pid (on a remote cluster the
+    # driver's death is Ray's to handle).
+    driver = os.getpid() if started_here and not address else None
+
     @ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)
     def _run(fn, args):
+        from discoverygym.run.lifeline import ensure_bound
+
+        if driver is not None:
+            ensure_bound(driver)  # the worker ends if the driver is killed
         return fn(*args)
 
     try:

@@ -91,12 +91,20 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per episode key (the first one written wins)."""
-    seen: set[str] = set()
-    out = []
+    """One record per episode key: the first one written wins, except that a record of
+    an infrastructure failure gives way to a later real one (a resumed run's retry)."""
+    position: dict[str, int] = {}
+    out: list[dict[str, Any]] = []
     for rec in records:
         key = record_key(rec)
-        if key not in seen:
-            seen.add(key)
+        if key not in position:
+            position[key] = len(out)
             out.append(rec)
+        elif is_infrastructure_failure(out[position[key]]) and not is_infrastructure_failure(rec):
+            out[position[key]] = rec
     return out
+
+
+def is_infrastructure_failure(record: dict[str, Any]) -> bool:
+    """Whether the record stands for an episode lost to the infrastructure."""
+    return bool((record.get("details") or {}).get("infrastructure_failure"))

@@ -15,9 +15,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from ..core import EpisodeSpec, episode_key, get_suite
+from ..core.record import EpisodeRecord, Usage
 from .episode_worker import play_scripted
 from .executors import get_executor
-from .records import RecordWriter, dedupe, read_records, record_key, write_json, write_run_info
+from .records import (
+    RecordWriter,
+    dedupe,
+    is_infrastructure_failure,
+    read_records,
+    record_key,
+    write_json,
+    write_run_info,
+)
 from .summary import summarize_records
 
 
@@ -28,6 +37,7 @@ class RunResult:
     summary: dict[str, Any]
     n_new: int
     failures: list[str]
+    interrupted: bool = False
 
 
 def default_out_dir(suite: str, who: str) -> Path:
@@ -79,7 +89,8 @@ def run_episodes(
         raise FileExistsError(f"{records_path} already has records; pass --resume to continue "
                               "that run or choose another --out.")
     existing = dedupe(read_records(records_path)) if resume else []
-    done_keys = {record_key(r) for r in existing}
+    # an episode lost to the infrastructure (not to its agent) is played again
+    done_keys = {record_key(r) for r in existing if not is_infrastructure_failure(r)}
     todo = [s for s in specs
             if episode_key(s.suite, s.task_id, s.seed, s.options) not in done_keys]
 
@@ -104,17 +115,21 @@ def run_episodes(
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(),
                         disable=not show_progress, transient=False)
+    interrupted = False
     try:
         with progress:
             bar = progress.add_task(f"{who or agent}", total=len(jobs))
             for i, result in execute(jobs, workers=workers, **(executor_options or {})):
                 if isinstance(result, Exception):
-                    failures.append(f"{todo[i].task_id} seed={todo[i].seed}: "
-                                    f"{type(result).__name__}: {result}")
-                else:
-                    writer.write(result)
-                    new_records.append(result)
+                    reason = f"{type(result).__name__}: {str(result)[:500]}"
+                    failures.append(f"{todo[i].task_id} seed={todo[i].seed}: {reason}")
+                    # the episode still leaves a record (failed, retried on --resume)
+                    result = infrastructure_failure_record(todo[i], reason, who or agent)
+                writer.write(result)
+                new_records.append(result)
                 progress.advance(bar)
+    except KeyboardInterrupt:
+        interrupted = True  # what finished is kept; the summary says the run stopped
     finally:
         writer.close()
 
@@ -123,9 +138,23 @@ def run_episodes(
     summary["elapsed_s"] = time.perf_counter() - started
     summary["n_planned"] = len(specs)
     summary["n_infrastructure_failures"] = len(failures)
+    summary["interrupted"] = interrupted
     if failures:
         summary["infrastructure_failures"] = failures
     if records:
         summary["suite_summary"] = get_suite(records[0]["suite"]).summarize(records)
     write_json(out_dir / "summary.json", summary)
-    return RunResult(out_dir, records, summary, len(new_records), failures)
+    return RunResult(out_dir, records, summary, len(new_records), failures, interrupted)
+
+
+def infrastructure_failure_record(spec: EpisodeSpec, reason: str,
+                                  agent: str | None) -> dict[str, Any]:
+    """A failed record for an episode that the infrastructure lost (a worker died, the
+    job raised): it counts as a failure, says why, and `--resume` plays it again."""
+    return EpisodeRecord(
+        suite=spec.suite, task_id=spec.task_id, seed=spec.seed, options=dict(spec.options),
+        agent=agent, model=None, answer=None, truth=None, passed=False, score=0.0,
+        metric="", value=None, threshold=None,
+        error=f"infrastructure failure: {reason}", usage=Usage(),
+        world=spec.options.get("world"), protocol=spec.options.get("protocol"),
+        details={"infrastructure_failure": reason}, version=__version__).to_dict()
