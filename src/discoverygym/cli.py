@@ -199,6 +199,47 @@ def run(
     console.print(f"summary: {result.out_dir / 'summary.json'}")
 
 
+@app.command("audit")
+def audit_cmd(
+    suite: Annotated[str, typer.Argument(help="Suite to attack (see `discoverygym list`).")],
+    package: Annotated[Path | None, typer.Option(
+        help="packages: a task package, or a folder of packages (default: the shipped ones).")]
+        = None,
+    problems: Annotated[str | None, typer.Option(
+        help="tpbench: a problem file or folder (default: the shipped problems).")] = None,
+    interpreter: Annotated[bool, typer.Option(
+        help="Also attack from inside the sandboxed interpreter.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+        = False,
+):
+    """Play a library of cheating agents against a suite, a package or a problem set and
+    print attack, expected and observed outcome; exits 1 on any finding."""
+    import json as _json
+
+    from rich.table import Table
+
+    from .audit import audit
+
+    try:
+        outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter)
+    except (UnknownName, ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    findings = [o for o in outcomes if not o.ok]
+    if as_json:
+        print(_json.dumps([o.to_dict() for o in outcomes], indent=1))
+    else:
+        table = Table(title=f"audit of {suite}: {len(outcomes)} attacks, "
+                            f"{len(findings)} findings")
+        for column in ("family", "attack", "expected", "observed", "ok"):
+            table.add_column(column, overflow="fold")
+        for o in outcomes:
+            table.add_row(o.family, o.attack, o.expected, o.observed,
+                          "[green]ok[/green]" if o.ok else "[red]FINDING[/red]")
+        console.print(table)
+    raise typer.Exit(1 if findings else 0)
+
+
 @app.command("leaderboard")
 def leaderboard_cmd(
     runs: Annotated[list[str] | None, typer.Argument(
