@@ -72,7 +72,7 @@ def _full_run(repeats: int) -> dict:
     from discoverygym.run import run_episodes
 
     if "expert-uniform" not in agent_table("gravity"):
-        return {"skipped": "no expert-uniform agent in discoverygym.agents.gravity"}
+        return {"skipped": "no expert-uniform agent in discoverygym.suites.gravity.baselines.expert"}
     specs = get_suite("gravity").plan(protocol="budget-obs-100")
     walls, summary = [], {}
     for _ in range(repeats):

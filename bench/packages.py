@@ -37,7 +37,7 @@ TOKEN = "bench-token"
 
 def baseline_outputs(case_id: str, target: Path) -> None:
     """Play the scripted baseline and keep the outputs it wrote (a realistic submission)."""
-    from discoverygym.agents.packages import SOLVERS
+    from discoverygym.suites.packages.baselines.solvers import SOLVERS
 
     episode = get_suite("packages").episode(case_id)
     view = episode.view()

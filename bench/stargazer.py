@@ -2,7 +2,7 @@
 
 Prints one JSON object: task generation time per task (fresh seeds, uncached), the
 evaluator's time per submission (both modes from one fit; also through the episode's
-`submit`, validation included), and -- when discoverygym.agents.stargazer provides them --
+`submit`, validation included), and -- when discoverygym.suites.stargazer.baselines.agents provides them --
 the `classical` and `nested` agents' median wall time per task by tier on a small sample
 of the default bank and of the real tasks (with their pass rates on that sample, for
 orientation only). The load average before and after is printed too: timings taken while
@@ -68,9 +68,9 @@ def evaluator_times() -> dict[str, float]:
 
 def agent_times(sample: int) -> dict[str, object]:
     try:
-        from discoverygym.agents.stargazer import AGENTS
+        from discoverygym.suites.stargazer.baselines.agents import AGENTS
     except ImportError:
-        return {"skipped": "discoverygym.agents.stargazer is not available"}
+        return {"skipped": "discoverygym.suites.stargazer.baselines.agents is not available"}
     from discoverygym.core import make_agent
 
     suite = StargazerSuite()

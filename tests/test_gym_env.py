@@ -110,3 +110,24 @@ def test_gravity_expert_through_gym_matches_direct_agent():
         rec["usage"].pop("wall_s")
     assert view.record == expected
     assert view.record["passed"] and view.reward == 1.0
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    ("[" * 5000 + "]" * 5000, "nested"),
+    ('{"answer": 1' + "0" * 400 + "}", "digits"),
+    ('{"answer": Infinity}', "JSON"),
+    ('{"answer": "' + "x" * 3_000_000 + '"}', "characters"),
+])
+def test_hostile_action_text_is_a_short_free_error(raw, fragment):
+    """Before: 5000-deep JSON raised RecursionError out of step(). Now every door decodes
+    the policy's text with bounds; the episode goes on and the record is written."""
+    env = gym.make("discoverygym/Gravity-v1", **GRAVITY)
+    env.reset(seed=0)
+    submit = env.unwrapped.tool_names.index("submit")
+    obs, reward, term, trunc, _ = env.step({"tool": submit, "args": raw})
+    assert obs["is_error"] == 1 and not term
+    assert fragment in obs["text"] and len(obs["text"]) < 1000, obs["text"][:300]
+    text = env.unwrapped._episode.call("observe", {"times": "x"}).text  # still usable
+    assert text
+    obs, reward, term, trunc, info = env.step({"tool": submit, "args": '{"answer": 1e10}'})
+    assert term and "record" in info and info["record"]["passed"] is False

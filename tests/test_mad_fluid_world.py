@@ -10,10 +10,10 @@ import statistics
 import numpy as np
 import pytest
 
-from discoverygym.agents import mad_fluid_quantum as agents
 from discoverygym.core import get_suite
 from discoverygym.suites.mad import fluid_solver as fs
 from discoverygym.suites.mad import fluid_world as fw
+from discoverygym.suites.mad.baselines import fluid_quantum as agents
 
 OPTIONS = {"resolution": 48, "t_max": 8.0, "query_horizon": 4.0}
 SEEDS = range(3)

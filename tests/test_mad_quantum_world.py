@@ -9,10 +9,10 @@ import statistics
 import numpy as np
 import pytest
 
-from discoverygym.agents import mad_fluid_quantum as agents
 from discoverygym.core import get_suite
 from discoverygym.suites.mad import quantum_solver as qs
 from discoverygym.suites.mad import quantum_world as qw
+from discoverygym.suites.mad.baselines import fluid_quantum as agents
 
 
 def episode(law: str, seed: int = 0):

@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from discoverygym.agents.stargazer import (
+from discoverygym.core import ToolResult
+from discoverygym.suites.stargazer.baselines.agents import (
     AGENTS,
     ClassicalAgent,
     NestedSamplingAgent,
     data_seed,
 )
-from discoverygym.agents.stargazer_fit import (
+from discoverygym.suites.stargazer.baselines.fit import (
     Fit,
     Planet,
     RVData,
@@ -30,8 +31,7 @@ from discoverygym.agents.stargazer_fit import (
     keplerian_sum,
     select_by_bic,
 )
-from discoverygym.agents.stargazer_nested import evidence, select_count
-from discoverygym.core import ToolResult
+from discoverygym.suites.stargazer.baselines.nested import evidence, select_count
 from discoverygym.suites.stargazer.kepler import rv_keplerian
 
 TWO_PI = 2.0 * math.pi

@@ -61,7 +61,7 @@ def write_trajectory(path: Path, t: np.ndarray, pos: np.ndarray, rng: np.random.
 
 
 def build_force_law() -> None:
-    from discoverygym.agents.packages import force_law_alpha
+    from discoverygym.suites.packages.baselines.solvers import force_law_alpha
 
     root = CATALOG / "gravity-force-law"
     rng = np.random.default_rng(20261122)
@@ -89,7 +89,7 @@ def build_force_law() -> None:
 
 
 def build_drag() -> None:
-    from discoverygym.agents.packages import drag_tau_s
+    from discoverygym.suites.packages.baselines.solvers import drag_tau_s
 
     root = CATALOG / "binary-drag-timescale"
     rng = np.random.default_rng(20261123)
@@ -208,7 +208,7 @@ def build_rv_forecast() -> None:
     Keplerian search of the scripted baseline."""
     import csv
 
-    from discoverygym.agents.packages import rv_forecast
+    from discoverygym.suites.packages.baselines.solvers import rv_forecast
 
     root = CATALOG / "rv-holdout-forecast"
     rng = np.random.default_rng(20261124)
@@ -276,8 +276,8 @@ def build_fluid_forecast() -> None:
     t = 0..4 and forecasts t = 5 and 6. The SOTA per flow is the better of two of our
     methods: persistence of the last snapshot, and the standard Navier-Stokes equations
     integrated from it (the scripted baseline)."""
-    from discoverygym.agents.packages import fluid_forecast
     from discoverygym.suites.mad import fluid_solver as fs
+    from discoverygym.suites.packages.baselines.solvers import fluid_forecast
 
     root = CATALOG / "fluid-vorticity-forecast"
     n_sim, n_data = 128, 64

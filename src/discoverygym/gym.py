@@ -15,7 +15,6 @@ play through Gym unchanged."""
 
 from __future__ import annotations
 
-import json
 import string
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .core import Episode, get_suite
+from .core.bounded import UnsafeInput, loads
 
 CHARSET = frozenset(string.printable)
 MAX_TEXT = 16_384
@@ -90,9 +90,10 @@ class DiscoveryEnv(gym.Env):
         index = int(action["tool"])
         raw = action.get("args", "{}")
         try:
-            args = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError as exc:
-            result_text, is_error, data = (f"args must be a JSON object ({exc.msg}); nothing was "
+            # the policy's text: bounded in size, depth and number range
+            args = loads(raw) if isinstance(raw, str) else raw
+        except UnsafeInput as exc:
+            result_text, is_error, data = (f"args must be a JSON object ({exc}); nothing was "
                                            "charged.", True, None)
             images: list[bytes] = []
         else:

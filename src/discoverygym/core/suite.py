@@ -182,13 +182,12 @@ def available_suites() -> dict[str, Suite | Exception]:
 
 def agent_table(suite: str) -> dict[str, str]:
     """Scripted agents of a suite: name -> "module:attribute". A suite's agents live in
-    its own folder, `discoverygym.suites.<suite>.baselines`, as a dict named AGENTS
-    (older layout: `discoverygym.agents.<suite>`); plugins add theirs with
-    `register_agents`."""
+    its own folder, `discoverygym.suites.<suite>.baselines`, as a dict named AGENTS;
+    plugins add theirs with `register_agents`."""
     load_plugins()
     table: dict[str, str] = {}
     name = suite.replace("-", "_")
-    for module_name in (f"discoverygym.agents.{name}", f"discoverygym.suites.{name}.baselines"):
+    for module_name in (f"discoverygym.suites.{name}.baselines",):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:

@@ -86,12 +86,24 @@ print(json.dumps({"task": task, "units": units, "window": [float(w) for w in win
 """
 
 
-def _module_code(name: str, module: Any) -> str:
-    """Python that defines `module` (its source, sent as text) inside the sandbox."""
-    source = pyinspect.getsource(module)
-    return ("import sys, types\n"
-            f"_m = types.ModuleType({name!r}); sys.modules[{name!r}] = _m\n"
-            f"exec(compile({source!r}, {name + '.py'!r}, 'exec'), _m.__dict__)\n")
+def _package_code(package: str, modules: list[Any]) -> str:
+    """Python that defines `modules` (their source, sent as text, in import order) as the
+    package `package` inside the sandbox, where discoverygym is not importable, and binds
+    `_m` to one namespace holding every public name of them."""
+    lines = ["import sys, types",
+             f"_pkg = types.ModuleType({package!r}); _pkg.__path__ = []",
+             f"sys.modules[{package!r}] = _pkg",
+             "_m = types.SimpleNamespace()"]
+    for module in modules:
+        short = module.__name__.rsplit(".", 1)[-1]
+        full = f"{package}.{short}"
+        lines += [f"_mod = types.ModuleType({full!r}); _mod.__package__ = {package!r}",
+                  f"sys.modules[{full!r}] = _mod",
+                  f"exec(compile({pyinspect.getsource(module)!r}, {short + '.py'!r}, 'exec'), "
+                  "_mod.__dict__)",
+                  "_m.__dict__.update({k: v for k, v in vars(_mod).items() "
+                  "if not k.startswith('__')})"]
+    return "\n".join(lines) + "\n"
 
 
 COARSE_COUNT = 40  # first pass: irregular times over the whole window
@@ -142,9 +154,10 @@ def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
     is sent to the sandbox as source text, since the package is not importable
     there. Tasks that need tight clusters of observations (drag, force law,
     unbound orbits) get the same plan, which is weaker for them."""
-    from ...agents import gravity_analysis, gravity_planning
+    from ...suites.gravity.baselines import answers, kepler_model, measurements, numeric
+    from ...suites.gravity.baselines import planning as gravity_planning
 
-    module = _module_code("gravity_analysis", gravity_analysis)
+    module = _package_code("gravity_baselines", [measurements, numeric, kepler_model, answers])
     replies = yield python(BRIEFING_CODE)
     brief = _json_line(replies[0].text)
     budget = brief.get("budget")

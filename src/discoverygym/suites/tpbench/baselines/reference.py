@@ -10,8 +10,8 @@ the expert's solution needs the expert's solution.
 from __future__ import annotations
 
 AGENTS = {
-    "reference": "discoverygym.agents.tpbench:ReferenceAgent",
-    "wrong-sign": "discoverygym.agents.tpbench:WrongSignAgent",
+    "reference": "discoverygym.suites.tpbench.baselines.reference:ReferenceAgent",
+    "wrong-sign": "discoverygym.suites.tpbench.baselines.reference:WrongSignAgent",
 }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import EpisodeView
+from ....core import EpisodeView
 
 
 def _trajectory(data_dir: Path, instance: str) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +60,8 @@ def rv_forecast(train_csv: Path, query_csv: Path) -> list[tuple[float, str, floa
     count by BIC, then the model with per-instrument offsets at the query epochs."""
     import csv
 
-    from ..suites.stargazer.kepler import rv_keplerian
-    from .stargazer_fit import RVData, SearchSettings, greedy_search, select_by_bic
+    from ...stargazer.baselines.fit import RVData, SearchSettings, greedy_search, select_by_bic
+    from ...stargazer.kepler import rv_keplerian
 
     rows = list(csv.DictReader(train_csv.open()))
     data = RVData.from_arrays([float(r["time_days"]) for r in rows],
@@ -99,7 +99,7 @@ def fluid_forecast(snapshots: np.ndarray, snapshot_times: list[float],
     cascade to small scales is resolved), integrated with the standard incompressible
     Navier-Stokes equations at the stated viscosity (the mad suite's JAX solver), read
     back at the grid points."""
-    from ..suites.mad import fluid_solver as fs
+    from ...mad import fluid_solver as fs
 
     n = snapshots.shape[-1]
     if resolution % n or resolution < n:
@@ -157,4 +157,4 @@ class Baseline:
         view.call("submit", {})
 
 
-AGENTS = {"baseline": "discoverygym.agents.packages:Baseline"}
+AGENTS = {"baseline": "discoverygym.suites.packages.baselines.solvers:Baseline"}

@@ -31,7 +31,7 @@ Quantum:
 
 Each baseline plays every trial of the in-context-learning variant the same way, and
 refuses a world it was not built for with a clear message. They are registered with
-the classical ones in `agents/mad.py` (`discoverygym run mad --world ... --agent NAME`)."""
+the classical ones in `baselines/classical.py` (`discoverygym run mad --world ... --agent NAME`)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import EpisodeView
+from ....core import EpisodeView
 
 FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
 FLUID_MISMATCH_LIMIT = 0.2  # relative L2 miss at T_max above which the NS model is dropped
@@ -128,7 +128,7 @@ def fit_shear_layer(omega_left: float, omega_right: float, resolution: int,
     search (the plain -1/delta is biased on coarse grids)."""
     from scipy.optimize import minimize_scalar
 
-    from ..suites.mad import fluid_solver as fs
+    from .. import fluid_solver as fs
 
     amplitude = 0.5 * (omega_left - omega_right)
     target = 0.5 * (omega_left + omega_right)
@@ -156,7 +156,7 @@ class FluidNavierStokes(TrialBaseline):
     world = "fluid"
 
     def play_trial(self, view: EpisodeView) -> None:
-        from ..suites.mad import fluid_solver as fs
+        from .. import fluid_solver as fs
 
         ws = view.workspace()
         facts = ws["world_facts"]
@@ -245,8 +245,8 @@ class QuantumSchrodinger(TrialBaseline):
     world = "quantum"
 
     def play_trial(self, view: EpisodeView) -> None:
-        from ..suites.mad import quantum_solver as qs
-        from ..suites.mad.quantum_world import cached_eigensystem  # public H, no truth
+        from .. import quantum_solver as qs
+        from ..quantum_world import cached_eigensystem  # public H, no truth
 
         facts = view.workspace()["world_facts"]
         state = facts.get("initial_state")
@@ -271,9 +271,9 @@ class QuantumSchrodinger(TrialBaseline):
 
 
 AGENTS = {
-    "persistence": "discoverygym.agents.mad_fluid_quantum:FluidPersistence",
-    "navier-stokes": "discoverygym.agents.mad_fluid_quantum:FluidNavierStokes",
-    "uniform": "discoverygym.agents.mad_fluid_quantum:QuantumUniform",
-    "empirical": "discoverygym.agents.mad_fluid_quantum:QuantumEmpirical",
-    "schrodinger": "discoverygym.agents.mad_fluid_quantum:QuantumSchrodinger",
+    "persistence": "discoverygym.suites.mad.baselines.fluid_quantum:FluidPersistence",
+    "navier-stokes": "discoverygym.suites.mad.baselines.fluid_quantum:FluidNavierStokes",
+    "uniform": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumUniform",
+    "empirical": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumEmpirical",
+    "schrodinger": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumSchrodinger",
 }

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import EpisodeView
-from .mad_fluid_quantum import AGENTS as FLUID_QUANTUM_AGENTS
-from .mad_fluid_quantum import TrialBaseline, require_world
+from ....core import EpisodeView
+from .fluid_quantum import AGENTS as FLUID_QUANTUM_AGENTS
+from .fluid_quantum import TrialBaseline, require_world
 
 FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
 FIDELITY_SIGMA = {"high": 0.001, "medium": 0.01, "low": 0.1}
@@ -196,7 +196,7 @@ class Newtonian(Baseline):
     min_snapshots = 4
 
     def play_trial(self, view: EpisodeView) -> None:
-        from ..suites.mad import classical_physics as P  # the integrator only, no truth
+        from .. import classical_physics as P  # the integrator only, no truth
 
         ws = view.workspace()
         facts = ws["world_facts"]
@@ -238,8 +238,8 @@ class Newtonian(Baseline):
 # Every baseline of the suite, whatever its world (the runner looks agents up per suite):
 # classical here, fluid and quantum in mad_fluid_quantum. Each refuses other worlds.
 AGENTS = {
-    "last-seen": "discoverygym.agents.mad:LastSeen",
-    "ballistic": "discoverygym.agents.mad:Ballistic",
-    "newtonian": "discoverygym.agents.mad:Newtonian",
+    "last-seen": "discoverygym.suites.mad.baselines.classical:LastSeen",
+    "ballistic": "discoverygym.suites.mad.baselines.classical:Ballistic",
+    "newtonian": "discoverygym.suites.mad.baselines.classical:Newtonian",
     **FLUID_QUANTUM_AGENTS,
 }

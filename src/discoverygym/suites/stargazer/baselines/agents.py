@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .stargazer_fit import (
+from .fit import (
     Fit,
     RVData,
     SearchSettings,
@@ -28,11 +28,11 @@ from .stargazer_fit import (
     greedy_search,
     select_by_bic,
 )
-from .stargazer_nested import LN_Z_GAIN, evidence, select_count
+from .nested import LN_Z_GAIN, evidence, select_count
 
 AGENTS = {
-    "classical": "discoverygym.agents.stargazer:ClassicalAgent",
-    "nested": "discoverygym.agents.stargazer:NestedSamplingAgent",
+    "classical": "discoverygym.suites.stargazer.baselines.agents:ClassicalAgent",
+    "nested": "discoverygym.suites.stargazer.baselines.agents:NestedSamplingAgent",
     # privileged calibration agent of the suite (submits the hidden truth)
     "oracle": "discoverygym.suites.stargazer.oracle:Oracle",
 }

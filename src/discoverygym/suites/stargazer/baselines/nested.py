@@ -21,7 +21,7 @@ import dynesty
 import numpy as np
 from numpy.typing import NDArray
 
-from .stargazer_fit import (
+from .fit import (
     E_MAX,
     Fit,
     Planet,

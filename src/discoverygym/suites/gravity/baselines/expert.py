@@ -18,21 +18,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core import EpisodeView
-from . import gravity_planning as plan
-from .gravity_analysis import (
-    POSITION_COLUMNS,
-    ModelSolution,
-    NumericSolution,
-    Track,
-    answer,
-    track_from_table,
-)
+from ....core import EpisodeView
+from . import planning as plan
+from .answers import answer
+from .kepler_model import ModelSolution
+from .measurements import POSITION_COLUMNS, Track, track_from_table
+from .numeric import NumericSolution
 
 AGENTS = {
-    "expert-full": "discoverygym.agents.gravity:ExpertFull",
-    "expert-uniform": "discoverygym.agents.gravity:ExpertUniform",
-    "expert-adaptive": "discoverygym.agents.gravity:ExpertAdaptive",
+    "expert-full": "discoverygym.suites.gravity.baselines.expert:ExpertFull",
+    "expert-uniform": "discoverygym.suites.gravity.baselines.expert:ExpertUniform",
+    "expert-adaptive": "discoverygym.suites.gravity.baselines.expert:ExpertAdaptive",
 }
 
 # Tasks whose answer needs velocities along the whole window (drag, conservation).
