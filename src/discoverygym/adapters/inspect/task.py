@@ -17,10 +17,19 @@ from inspect_ai.model import ChatMessageTool, ChatMessageUser, Model, model_role
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import ContentImage, ContentText, Tool, ToolDef, ToolError, ToolParams
+from inspect_ai.tool import (
+    ContentImage,
+    ContentText,
+    Tool,
+    ToolCallError,
+    ToolDef,
+    ToolError,
+    ToolParams,
+)
 from inspect_ai.tool import ToolResult as InspectToolResult
 
 from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
+from ...core.bounded import clip
 from ...sandbox import SandboxConfig
 from .limits import (
     TIER_LIMITS,
@@ -40,6 +49,7 @@ CONTINUE_PROMPT = ("You have not submitted an answer yet. Continue working with 
 # Replies without a tool call, each answered with CONTINUE_PROMPT, before the episode
 # is ended as failed (saves tokens when a model has given up).
 MAX_IDLE_TURNS = 3
+TOOL_ERROR_CHARS = 600  # what the model is shown of an Inspect refusal
 
 # Live sessions by sample uuid: the solver opens one, the scorer closes it out.
 SESSIONS: dict[str, EpisodeSession] = {}
@@ -133,6 +143,7 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
 
         async def on_continue(agent_state: AgentState) -> bool | str:
             nonlocal idle_turns
+            _clip_tool_errors(agent_state.messages)
             if session.done:
                 return False
             if agent_state.output.message.tool_calls:
@@ -156,6 +167,18 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
                 await anyio.to_thread.run_sync(session.close)
 
     return solve
+
+
+def _clip_tool_errors(messages: list[Any]) -> None:
+    """Inspect's own refusals (unparsable or schema-invalid arguments) quote the whole
+    argument text back: 3 MB of it for a 3 MB string. Cut them, in the turn just
+    taken, before the model reads them; our tools' errors are short already."""
+    for message in reversed(messages):
+        if not isinstance(message, ChatMessageTool):
+            break
+        error = message.error
+        if error is not None and len(error.message) > TOOL_ERROR_CHARS:
+            message.error = ToolCallError(error.type, clip(error.message, TOOL_ERROR_CHARS))
 
 
 def _limit_reason() -> str | None:
