@@ -294,7 +294,7 @@ def test_hostile_arguments_through_inspect_are_short_free_errors(tmp_path):
     the valid answer that follows ends the episode in a record."""
     from inspect_ai import eval as inspect_eval
 
-    [log] = inspect_eval("discoverygym/toy", model="discoverygym/hostile",
+    [log] = inspect_eval("discoverygym/toy", model="discoverygym/hostile", limit=1,
                          log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
