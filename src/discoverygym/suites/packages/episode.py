@@ -35,9 +35,10 @@ PROMPT = """You are working on a research task. Its full description follows (pr
 
 {readme}
 
-Your data is in the read-only directory DATA_DIR = {data_dir} (the task's problem/ folder).
-Write your outputs under OUTPUT_DIR = {output_dir}, as the output format above says, with
-the `write_file` tool (paths relative to OUTPUT_DIR). `read_file` and `list_files` read
+Your data is in the read-only directory DATA_DIR (the task's problem/ folder). Write your
+outputs under OUTPUT_DIR, as the output format above says, with the `write_file` tool
+(paths relative to OUTPUT_DIR); in the python tool the variables DATA_DIR and OUTPUT_DIR
+hold the two folders' paths. `read_file` and `list_files` read
 DATA_DIR (prefix "data:") or OUTPUT_DIR (prefix "output:"). `evaluate` scores your current
 outputs and reports, per dataset, how you compare with the best published result
 (g = 0 matches it, g > 0 beats it). Your best evaluation is your result; if you never
@@ -133,8 +134,9 @@ class PackageEpisode(Episode):
     @property
     def prompt(self) -> str:
         minutes = self._service.timer.total_s / 60
+        # No folder path in the prompt: they are random temporary names, and the prompt
+        # (a Gym observation) must be the same for the same seed.
         text = PROMPT.format(readme=(self._package.problem_dir / "README.md").read_text(),
-                             data_dir=self._data_dir, output_dir=self._output_dir,
                              runtime=f"{minutes:g} minutes")
         if self._package.has_split:
             text += SPLIT_NOTE.format(
