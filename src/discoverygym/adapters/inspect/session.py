@@ -88,6 +88,12 @@ class EpisodeSession:
                        duration_s=round(time.perf_counter() - started, 4))
             return result
 
+    def refuse(self, name: str, reason: str) -> None:
+        """A call Inspect refused before it reached the episode: a free tool error."""
+        with self._lock:
+            result = self.episode.refuse(name, reason)
+            self._note(name, None, result.text, True)
+
     def run_python(self, code: str) -> tuple[str, bool]:
         """Run code in the interpreter: (text for the agent, whether it failed)."""
         with self._lock:

@@ -143,7 +143,9 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
 
         async def on_continue(agent_state: AgentState) -> bool | str:
             nonlocal idle_turns
-            _clip_tool_errors(agent_state.messages)
+            for name, reason in _take_refusals(agent_state.messages):
+                if name != PYTHON_TOOL:  # python calls are not the episode's tool calls
+                    session.refuse(name, reason)
             if session.done:
                 return False
             if agent_state.output.message.tool_calls:
@@ -169,16 +171,22 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
     return solve
 
 
-def _clip_tool_errors(messages: list[Any]) -> None:
-    """Inspect's own refusals (unparsable or schema-invalid arguments) quote the whole
-    argument text back: 3 MB of it for a 3 MB string. Cut them, in the turn just
-    taken, before the model reads them; our tools' errors are short already."""
+def _take_refusals(messages: list[Any]) -> list[tuple[str, str]]:
+    """Inspect's own refusals in the turn just taken (unknown tool, unparsable or
+    schema-invalid arguments): (tool, reason) for each, so the episode counts them as
+    tool errors as every other door does. They quote the whole argument text back
+    (3 MB of it for a 3 MB string), so they are cut before the model reads them."""
+    refused = []
     for message in reversed(messages):
         if not isinstance(message, ChatMessageTool):
             break
         error = message.error
-        if error is not None and len(error.message) > TOOL_ERROR_CHARS:
+        if error is None or error.type != "parsing":
+            continue
+        if len(error.message) > TOOL_ERROR_CHARS:
             message.error = ToolCallError(error.type, clip(error.message, TOOL_ERROR_CHARS))
+        refused.append((str(message.function), message.error.message))
+    return refused[::-1]
 
 
 def _limit_reason() -> str | None:
