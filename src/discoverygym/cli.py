@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .core import UnknownName, agent_table, available_suites, get_suite
+from .core import EpisodeSpec, UnknownName, agent_table, available_suites, get_suite
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -308,7 +308,12 @@ def mcp_cmd(
 
     from .adapters.mcp_server import serve_stdio
 
-    episode = get_suite(suite).episode(task, seed=seed, **_episode_options(_parse_extra(ctx.args)))
+    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)))
+    try:
+        episode = spec.build()
+    except (UnknownName, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
     anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
 
 

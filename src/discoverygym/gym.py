@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .core import Episode, get_suite
+from .core import Episode, EpisodeSpec, get_suite
 from .core.bounded import UnsafeInput, loads
 
 CHARSET = frozenset(string.printable)
@@ -48,7 +48,7 @@ class DiscoveryEnv(gym.Env):
         self._task_id = task_id or self._suite.tasks()[0].id
         self._episode_options = dict(episode_options)
         self._max_steps = int(max_steps)
-        probe = self._suite.episode(self._task_id, seed=0, **self._episode_options)
+        probe = self._spec(self._task_id, 0, {}).build()
         self.tool_names: list[str] = [s.name for s in probe.tool_specs()]
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(self.tool_names)),
@@ -61,6 +61,9 @@ class DiscoveryEnv(gym.Env):
         })
         self._episode: Episode | None = None
         self._steps = 0
+
+    def _spec(self, task_id: str, seed: int, options: dict[str, Any]) -> EpisodeSpec:
+        return EpisodeSpec(self._suite.name, task_id, seed, {**self._episode_options, **options})
 
     def _obs(self, text: str, is_error: bool) -> dict[str, Any]:
         left = self._episode.budget_left() if self._episode is not None else None
@@ -78,8 +81,7 @@ class DiscoveryEnv(gym.Env):
         options = dict(options or {})
         task_id = options.pop("task_id", self._task_id)
         episode_seed = int(seed) if seed is not None else int(options.pop("seed", 0))
-        self._episode = self._suite.episode(task_id, seed=episode_seed,
-                                            **{**self._episode_options, **options})
+        self._episode = self._spec(task_id, episode_seed, options).build()
         self._steps = 0
         return self._obs(self._episode.prompt, False), {"tools": self._episode.tools()}
 

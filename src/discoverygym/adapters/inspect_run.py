@@ -50,10 +50,9 @@ def _record_id(record: dict[str, Any]) -> tuple[str, int]:
 
 def _failure_record(spec: EpisodeSpec, model: str, error: str, epoch: int) -> dict[str, Any]:
     """A failed record for a sample Inspect could not finish (never dropped)."""
-    from .inspect.session import build_episode
     from .inspect.task import AGENT_NAME
 
-    episode = build_episode(spec)
+    episode = spec.build()
     record = episode.record(agent=AGENT_NAME, model=model, error=error)
     record.details["epoch"] = epoch
     return json.loads(record.to_json())

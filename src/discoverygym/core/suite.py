@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
@@ -38,6 +38,11 @@ class EpisodeSpec:
     def to_dict(self) -> dict[str, Any]:
         return {"suite": self.suite, "task_id": self.task_id, "seed": self.seed,
                 "options": dict(self.options)}
+
+    def build(self) -> Episode:
+        """The episode this spec describes; every door builds its episodes here (may be
+        CPU-heavy: call it off an event loop)."""
+        return get_suite(self.suite).episode(self.task_id, seed=self.seed, **self.options)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,30 @@ class Agent(Protocol):
     """Anything that can play an episode through its view."""
 
     def solve(self, view: EpisodeView) -> None: ...
+
+
+@runtime_checkable
+class PrivilegedAgent(Protocol):
+    """A calibration agent that must see the episode itself (an oracle that submits the
+    truth, or fits a law whose form it is told). Its records are flagged
+    `details.privileged_agent` so they never pass for a real agent's."""
+
+    privileged: bool
+
+    def solve_privileged(self, episode: Episode) -> None: ...
+
+
+def is_privileged(agent: Any) -> bool:
+    return bool(getattr(agent, "privileged", False)) and isinstance(agent, PrivilegedAgent)
+
+
+def play_agent(agent: Any, episode: Episode) -> None:
+    """Let `agent` play `episode`: through its view, or the episode itself for a
+    privileged agent."""
+    if is_privileged(agent):
+        agent.solve_privileged(episode)
+    else:
+        agent.solve(episode.view())
 
 
 # Suites by name -> "module:attribute". Importing happens only when asked for.
