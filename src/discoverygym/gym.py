@@ -22,13 +22,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .core import Episode, EpisodeSpec, get_suite
+from .core import SUITES, Episode, EpisodeSpec, get_suite, load_plugins
 from .core.bounded import UnsafeInput, loads
 
 CHARSET = frozenset(string.printable)
 MAX_TEXT = 16_384
-ENV_IDS = {"gravity": "Gravity", "stargazer": "Stargazer", "mad": "Mad", "tpbench": "TPBench",
-           "packages": "Packages"}
 
 
 def _clean(text: str) -> str:
@@ -115,9 +113,11 @@ class DiscoveryEnv(gym.Env):
 
 
 def register_all() -> None:
-    """Register one environment id per suite."""
-    for suite, title in ENV_IDS.items():
-        env_id = f"discoverygym/{title}-v1"
+    """Register `discoverygym/<gym_name>-v1` for every registered suite, plugins
+    included (a plugin loaded later gets its id when this runs again)."""
+    load_plugins()
+    for suite, entry in SUITES.items():
+        env_id = f"discoverygym/{entry.gym_name}-v1"
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point="discoverygym.gym:DiscoveryEnv",
                          kwargs={"suite": suite})

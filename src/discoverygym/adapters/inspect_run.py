@@ -73,7 +73,7 @@ def run_model(
     `limit` keeps the first N episodes; `epochs` plays each K times (records carry
     details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
     passed to Inspect's `eval` as further keyword arguments; `sandbox` replaces the
-    suite's interpreter limits (`limits.PYTHON_LIMITS`)."""
+    suite's interpreter limits (`Suite.python_limits`)."""
     from inspect_ai import eval as inspect_eval
 
     from .inspect.limits import sandbox_config

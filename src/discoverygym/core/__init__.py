@@ -3,6 +3,7 @@
 from .budget import Budget
 from .episode import Episode, EpisodeView
 from .errors import DiscoveryGymError, EpisodeFinished, ToolInputError, UnknownName
+from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
     SUITES,
@@ -11,6 +12,7 @@ from .suite import (
     PrivilegedAgent,
     RunOption,
     Suite,
+    SuiteEntry,
     TaskInfo,
     agent_table,
     available_suites,
@@ -26,8 +28,8 @@ from .suite import (
 from .tools import ToolResult, ToolSpec, validate_arguments
 
 __all__ = [
-    "Agent", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
-    "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite",
+    "Agent", "AgentLimits", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
+    "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "PythonLimits", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite", "SuiteEntry",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
     "agent_table", "available_suites", "episode_key", "get_suite", "is_privileged", "load_plugins",
     "make_agent", "play_agent", "register_agents", "register_suite",

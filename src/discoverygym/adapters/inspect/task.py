@@ -32,7 +32,6 @@ from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
 from ...core.bounded import clip
 from ...sandbox import SandboxConfig
 from .limits import (
-    TIER_LIMITS,
     AgentLimits,
     episode_limits,
     sandbox_config,
@@ -129,8 +128,8 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
         config = sandbox or sandbox_config(spec.suite)
         session = await anyio.to_thread.run_sync(EpisodeSession, spec, config)
         SESSIONS[state.uuid] = session
-        if spec.suite in TIER_LIMITS:
-            suite = get_suite(spec.suite)
+        suite = get_suite(spec.suite)
+        if suite.tier_limits:
             tags = await anyio.to_thread.run_sync(_episode_tags, suite, spec.task_id)
             limits = episode_limits(spec.suite, spec.options, tags)
             state.token_limit = limits.tokens

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import PackageEpisode
 from .package import find_packages, load_package
 from .scoring import TaskResult, aggregate
@@ -15,6 +15,9 @@ CATALOG = Path(__file__).resolve().parent / "catalog"
 
 class PackagesSuite(Suite):
     name = "packages"
+    agent_limits = AgentLimits(messages=400, tokens=2_000_000, time_s=3600)
+    python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
+    agent_note = "Write your outputs where the task says; the evaluator checks them."
     description = "research task packages scored against the published state of the art"
     run_options = (
         RunOption("packages", "Directory of packages (default: the shipped catalog).", str),

@@ -6,7 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
 from .episode import StargazerEpisode
 from .evaluator import CRITERIA, MODES
@@ -53,6 +53,16 @@ class StargazerSuite(Suite):
     imported published task files, scored in the published mode v1 or our strict v2."""
 
     name = "stargazer"
+    # The published per-tier budgets (tokens and seconds; see the spec); Keplerian fits
+    # and nested sampling take longer in the interpreter.
+    agent_limits = AgentLimits(messages=300, tokens=900_000, time_s=1500)
+    tier_limits = {  # noqa: RUF012 - a read-only table
+        "easy": AgentLimits(messages=300, tokens=200_000, time_s=600),
+        "medium": AgentLimits(messages=300, tokens=450_000, time_s=900),
+        "hard": AgentLimits(messages=300, tokens=900_000, time_s=1500),
+    }
+    python_limits = PythonLimits(time_limit_s=180, cpu_s=1800)
+    agent_note = "Fit every planet you find; submit the planet list in the stated format."
     description = ("Find the planets in radial-velocity data: synthetic tasks in three "
                    "tiers, real systems, published task files; scoring v1 (published) or "
                    "v2 (strict).")
