@@ -281,3 +281,31 @@ def test_binary_ground_truth_leaks(tmp_path):
         ("firewall", "problem/data/flow_2/snapshots.npy")}
     messages = " ".join(f.message for f in findings)
     assert "copy of the ground-truth file" in messages and "ground-truth arrays" in messages
+
+
+def test_the_frozen_gravity_sota_reruns_and_beats_the_baseline():
+    """Rerun the frozen SOTA method of gravity-force-law (tools/package_sota.py) on the
+    shipped evaluation data: it recovers alpha to the recorded SOTA error, far below
+    the baseline's, against the truth the builder's separate integration used."""
+    import sys
+
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    try:
+        from package_sota import fit_force_law_orbit
+    finally:
+        sys.path.pop(0)
+    from discoverygym.suites.packages.baselines.solvers import force_law_alpha
+    from discoverygym.suites.packages.package import load_package
+
+    root = CATALOG / "gravity-force-law"
+    for inst in load_package(root).scored_instances("evaluation"):
+        table = np.loadtxt(root / "problem/data" / inst.name / "trajectory.csv", delimiter=",",
+                           skiprows=1)
+        truth = json.loads((root / "evaluation/ground_truth" / inst.name / "answer.json")
+                           .read_text())["alpha"]
+        simple = force_law_alpha(table[:, 0], table[:, 1:])
+        assert abs(simple - truth) == pytest.approx(float(inst.baseline["value"]), rel=1e-6)
+        error = abs(fit_force_law_orbit(table[:, 0], table[:, 1:], simple) - truth)
+        assert error == pytest.approx(inst.sota, rel=0.05) and error < abs(simple - truth) / 100
