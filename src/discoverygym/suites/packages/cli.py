@@ -66,9 +66,10 @@ def new_cmd(
 def aggregate_table(agg: dict[str, Any], title: str) -> Table:
     """The NatureBench aggregates (summary.json's suite_summary) as a table: one row for
     all tasks, one per domain."""
-    table = Table(title=title, caption="surpass: g > 0.1 · match: g >= 0 · failed or "
-                  "invalid tasks count g = -1 · last five columns: tasks per g bucket")
-    for name in ("tasks", "n", "surpass", "match", "mean g", "median g", "done",
+    table = Table(title=title, caption="surpass: g > 0.1 · match: g >= 0 · mean/median: "
+                  "g_clipped (each instance floored at -1) · failed or invalid tasks count "
+                  "g = -1 · last five columns: tasks per g bucket (published g)")
+    for name in ("tasks", "n", "surpass", "match", "mean g_clipped", "median g_clipped", "done",
                  *(b.replace(" ", "") for b in BUCKET_LABELS)):
         table.add_column(name, justify="left" if name == "tasks" else "right")
 

@@ -25,6 +25,7 @@ from ...core.safe_paths import (
 from . import validity
 from .evaluator_runner import Evaluation
 from .package import Package
+from .scoring import FAILED_G, clip_g, clipped_task_score
 from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -153,6 +154,15 @@ class PackageEpisode(Episode):
 
     def budget_left(self) -> float | None:
         return self._service.timer.remaining()
+
+    def calibration_outputs(self) -> dict[str, bytes]:
+        """The package's reference submission as {path under OUTPUT_DIR: bytes}: its
+        `evaluation/reference_submission/`, else its ground truth (which uses the output
+        file names). For the privileged oracle agent only: no tool or view reaches it."""
+        ref = self._package.evaluation_dir / "reference_submission"
+        source = ref if ref.is_dir() else self._package.evaluation_dir / "ground_truth"
+        return {str(p.relative_to(source)): p.read_bytes()
+                for p in sorted(source.rglob("*")) if p.is_file() and not p.is_symlink()}
 
     def sandbox_dirs(self) -> dict[str, list[str]]:
         """DATA_DIR read-only and OUTPUT_DIR writable in the agent's interpreter."""
@@ -322,7 +332,8 @@ class PackageEpisode(Episode):
             if ev is None or not ev.ok:
                 error = (ev.error if ev is not None else self._final_error) or "no final evaluation"
                 return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
-                             truth=None, error=error, details={**details, "completed": False})
+                             truth=None, error=error, details={**details, "completed": False,
+                                                               "g_clipped": FAILED_G})
             g, raw, score = ev.g, ev.raw, ev.score
         else:
             if best is None:
@@ -330,7 +341,8 @@ class PackageEpisode(Episode):
                 error = errors[-1] if errors else (self._refusals[-1] if self._refusals
                                                    else "no successful evaluation")
                 return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
-                             truth=None, error=error, details={**details, "completed": False})
+                             truth=None, error=error, details={**details, "completed": False,
+                                                               "g_clipped": FAILED_G})
             g, raw, score = best.g, best.raw, best.score
             details["best_attempt"] = best.number
         # Completed: the evaluator measured at least one scored instance (an evaluation
@@ -338,13 +350,17 @@ class PackageEpisode(Episode):
         measured = [i.name for i in scored
                     if isinstance(raw.get(i.name), dict)
                     and isinstance(raw[i.name].get(i.metric), int | float)]
+        # `value` keeps the published g; `score` (what run summaries, the leaderboard and
+        # the reports average) is g_clipped, so one wild instance cannot swamp a mean.
+        g_clipped = clipped_task_score(g.values()) if g else clip_g(score)
         details.update(completed=bool(measured), instance_g=g, raw_scores=raw,
-                       surpass=score > 0.1)
+                       instance_g_clipped={k: clip_g(v) for k, v in g.items()},
+                       g_clipped=g_clipped, surpass=score > 0.1)
         error = None
         if not measured:
             reasons = sorted({str(v.get("error")) for v in raw.values()
                               if isinstance(v, dict) and v.get("error")})
             error = "no instance was measured" + (f": {'; '.join(reasons)[:300]}"
                                                   if reasons else "")
-        return Score(passed=score >= 0.0, score=score, metric="g", value=score,
+        return Score(passed=score >= 0.0, score=g_clipped, metric="g", value=score,
                      threshold=0.0, truth=None, error=error, details=details)

@@ -61,7 +61,8 @@ class PackagesSuite(Suite):
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         results = [TaskResult(r["task_id"], r.get("details", {}).get("domain", "unknown"),
-                              r["value"] if r.get("details", {}).get("completed") else None)
+                              r["value"] if r.get("details", {}).get("completed") else None,
+                              r.get("details", {}).get("g_clipped"))
                    for r in records]
         return aggregate(results)
 

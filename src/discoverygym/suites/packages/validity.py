@@ -372,7 +372,9 @@ def validate_records(records: list[dict[str, Any]], grader: Grader | None = None
         value = record.get("value")
         g = value if completed and isinstance(value, int | float) and math.isfinite(value) \
             else None
-        results.append(TaskResult(record["task_id"], details.get("domain", "unknown"), g))
+        clipped = details.get("g_clipped") if g is not None else None
+        results.append(TaskResult(record["task_id"], details.get("domain", "unknown"), g,
+                                  clipped if isinstance(clipped, int | float) else None))
     counts = {o: sum(v["outcome"] == o for v in verdicts) for o in OUTCOMES}
     return {"verdicts": verdicts, "counts": counts, "aggregate_valid_only": aggregate(results)}
 
