@@ -13,8 +13,8 @@ import pytest
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 from discoverygym.suites.packages.check import check_package
+from discoverygym.suites.packages.package import CATALOG
 from discoverygym.suites.packages.scaffold import scaffold
-from discoverygym.suites.packages.suite import CATALOG
 
 SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
 

@@ -7,10 +7,8 @@ from typing import Any
 
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import PackageEpisode
-from .package import find_packages, load_package
+from .package import load_package, package_roots
 from .scoring import TaskResult, aggregate
-
-CATALOG = Path(__file__).resolve().parent / "catalog"
 
 
 class PackagesSuite(Suite):
@@ -26,11 +24,8 @@ class PackagesSuite(Suite):
                   "package's runtime).", float),
     )
 
-    def _dir(self, packages: str | None) -> Path:
-        return Path(packages).expanduser().resolve() if packages else CATALOG
-
     def _roots(self, packages: str | None = None) -> dict[str, Path]:
-        return {p.name: p for p in find_packages(self._dir(packages))}
+        return package_roots(packages)
 
     def tasks(self) -> list[TaskInfo]:
         out = []
@@ -69,6 +64,6 @@ class PackagesSuite(Suite):
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """The aggregates as a rich table, for `discoverygym run` to print under its own
         table (Surpass, Match, mean/median g, completion, per domain, buckets)."""
-        from .cli import aggregate_table
+        from .report import aggregate_table
 
         return aggregate_table(suite_summary, "packages: g against the state of the art")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .package import Package
+from .package import Package, package_roots
 from .scoring import TaskResult, aggregate
 
 OUTCOMES = ("valid", "invalid", "passed_deterministic", "grader_error")
@@ -331,9 +331,7 @@ def _code_texts(record: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _readme(record: dict[str, Any]) -> str:
-    from .suite import PackagesSuite
-
-    roots = PackagesSuite()._roots(record.get("options", {}).get("packages"))
+    roots = package_roots(record.get("options", {}).get("packages"))
     root = roots.get(record["task_id"])
     return (root / "problem/README.md").read_text() if root else "(the package is not found)"
 
