@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-import toy_suite
 from typer.testing import CliRunner
 
+import toy_suite
 from discoverygym.calibrate import (
     LEAKS,
     TOO_HARD,
