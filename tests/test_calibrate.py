@@ -93,6 +93,10 @@ def test_toy_calibration_is_valid_and_writes_markdown_and_json(tmp_path):
                     "elapsed_s": data["elapsed_s"]}
     (task,) = data["tasks"]
     assert task["verdict"] == "valid"
+    # resumed on fewer seeds, the table counts only the episodes of this plan
+    fewer = runner.invoke(app, ["calibrate", "toy", "--seeds", "1", "--executor", "serial",
+                                "--runs", str(tmp_path / "runs"), "--resume", "--json"])
+    assert json.loads(fewer.output)["tasks"][0]["agents"]["bisect"]["n"] == 1
     assert task["agents"]["bisect"]["pass_rate"] == 1.0
     assert task["agents"]["bisect"]["median_value"] < 1.0  # the metric: |error| <= 1
     assert task["agents"]["give-up"]["passed"] == 0

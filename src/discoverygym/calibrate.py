@@ -44,6 +44,7 @@ from .core import (
     UnknownName,
     agent_table,
     calibration_table,
+    episode_key,
     get_suite,
 )
 
@@ -278,6 +279,7 @@ def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
     import time
 
     from .run import run_episodes
+    from .run.records import record_key
 
     started = time.perf_counter()
     raw_options = dict(raw_options or {})
@@ -288,6 +290,7 @@ def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
     if not specs:
         raise ValueError(f"The {suite} plan for these options has no episodes.")
     command = command_line(suite, seeds, tasks, raw_options)
+    planned = {episode_key(s.suite, s.task_id, s.seed, s.options) for s in specs}
     if runs_dir is None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         runs_dir = Path("runs") / f"calibrate-{suite}-{stamp}"
@@ -304,7 +307,8 @@ def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
                               executor_options=executor_options)
         if result.interrupted:
             raise KeyboardInterrupt
-        records[agent] = result.records
+        # a resumed run directory may hold other seeds or tasks: judge only this plan
+        records[agent] = [r for r in result.records if record_key(r) in planned]
         run_dirs[agent] = result.out_dir
         failures += [f"{agent}: {line}" for line in result.failures]
     chance = {t.id: float(t.tags.get("chance_pass_rate", 0.0)) for t in s.tasks()}
