@@ -116,12 +116,15 @@ def test_a_trivial_agent_that_passes_is_a_leak_and_the_command_fails(tmp_path):
     register_agents("toy", {}, calibration={"oracle": ["bisect"], "trivial": ["slow-bisect"]})
     try:
         result = runner.invoke(app, ["calibrate", "toy", "--seeds", "0-1", "--executor",
-                                     "serial", "--runs", str(tmp_path), "--json"])
+                                     "serial", "--runs", str(tmp_path), "--json",
+                                     "--out", str(tmp_path / "t.md")])
     finally:
         register_agents("toy", {}, calibration=toy_suite.CALIBRATION)
     assert result.exit_code == 1, result.output
     (task,) = json.loads(result.output)["tasks"]
     assert task["verdict"] == "leaks" and "slow-bisect 100%" in task["reason"]
+    assert "- `guess`: leaks (trivial above 20%: slow-bisect 100%)" in \
+        (tmp_path / "t.md").read_text()
 
 
 def test_the_process_executor_plays_the_same_table(tmp_path):

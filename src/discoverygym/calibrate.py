@@ -244,6 +244,9 @@ class CalibrationResult:
                     cell += f" · {r.median_value:.3g}"
                 cells.append(cell)
             lines.append(f"| {t.task_id} | " + " | ".join(cells) + f" | {t.verdict} |")
+        flagged = [t for t in self.tasks if t.verdict != VALID]
+        if flagged:
+            lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
         if self.infrastructure_failures:
             lines += ["", f"{len(self.infrastructure_failures)} episodes were lost to the "
                       "infrastructure and count as failures."]
