@@ -27,10 +27,9 @@ import httpx
 import numpy as np
 
 from discoverygym.core import get_suite
-from discoverygym.suites.packages.package import find_packages, load_package
+from discoverygym.suites.packages.package import CATALOG, find_packages, load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
-from discoverygym.suites.packages.suite import CATALOG
 
 TOKEN = "bench-token"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from discoverygym.adapters.inspect import limits
+from discoverygym.core import get_suite
 
 
 def test_readme_quotes_the_system_prompt():
@@ -12,4 +13,5 @@ def test_readme_quotes_the_system_prompt():
     quoted = readme.split("```text\n", 1)[1].split("```", 1)[0]
     # The README shows each paragraph on one line; the source wraps with backslashes.
     assert quoted.strip() == limits.SYSTEM_PROMPT.strip()
-    assert limits.SUITE_NOTES["gravity"] in readme
+    assert limits.system_prompt("gravity").endswith(get_suite("gravity").agent_note + "\n")
+    assert get_suite("gravity").agent_note in readme

@@ -286,3 +286,26 @@ def test_visual_observations_reach_the_model_as_images(tmp_path, monkeypatch):
     assert "values" not in reply.text
     record = sample.scores["episode_record"].metadata["record"]
     assert record["passed"] is False and "no answer" in record["error"]
+
+
+def test_hostile_arguments_through_inspect_are_short_free_errors(tmp_path):
+    """Oversized, over-deep and out-of-range arguments through Inspect's own tool-call
+    parsing and our tools: every reply the model sees is short, nothing is charged, and
+    the valid answer that follows ends the episode in a record."""
+    from inspect_ai import eval as inspect_eval
+
+    [log] = inspect_eval("discoverygym/toy", model="discoverygym/hostile", limit=1,
+                         log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    record = sample.scores["episode_record"].metadata["record"]
+    tool_messages = [m for m in sample.messages if m.role == "tool"]
+    assert len(tool_messages) == 5
+    for message in tool_messages[:4]:
+        shown = message.text + (message.error.message if message.error else "")
+        assert message.error is not None or "Invalid input" in shown, shown[:300]
+        assert len(shown) < 2000, shown[:300]
+    assert record["answer"] == 50.0 and record["error"] is None
+    # Inspect refused three before our tools saw them; they count as the episode's
+    # tool errors all the same, as over MCP and Gym.
+    assert record["usage"]["observations"] == 0 and record["usage"]["tool_errors"] == 4

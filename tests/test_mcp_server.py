@@ -109,3 +109,32 @@ def test_mcp_client_plays_a_gravity_episode_to_a_passing_record(tmp_path):
     assert data["suite"] == "gravity" and data["agent"] == "mcp-client"
     assert data["passed"] is True, (data["answer"], data["truth"], data["value"])
     assert data["usage"]["observations"] == 100 and data["usage"]["tool_errors"] == 1
+
+
+async def _hostile(args: list[str]) -> list[tuple[bool, int]]:
+    deep: object = 0
+    for _ in range(200):
+        deep = [deep]
+    seen = []
+    async with stdio_client(_server(args)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for value in (10**400, deep, "y" * 2_000_000, [0.5] * 300_000):
+                res = await session.call_tool("probe", {"x": value})
+                seen.append((res.is_error, len(res.content[0].text)))
+            await session.call_tool("submit", {"answer": 50.0})
+    return seen
+
+
+def test_hostile_arguments_over_mcp_are_short_free_errors_and_the_record_is_written(tmp_path):
+    """Before: `submit` with 10**400 was accepted and record() raised OverflowError, so
+    the MCP client got an exception and no record file was written; and a 200-deep
+    argument was dropped by the SDK's parser without a reply, so the client waited
+    forever. Now each is a short error that costs nothing, and the record is written."""
+    record = tmp_path / "rec.json"
+    seen = anyio.run(_hostile, ["toy", "guess", "--record", str(record), "--seed", "3",
+                                "--budget", "10", "--no-interpreter"])
+    assert all(is_error and size < 1000 for is_error, size in seen), seen
+    data = json.loads(record.read_text())
+    assert data["usage"]["observations"] == 0 and data["usage"]["tool_errors"] == 4
+    assert data["answer"] == 50.0

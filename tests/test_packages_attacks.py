@@ -20,10 +20,9 @@ import pytest
 from discoverygym.adapters.interpreter_tool import InterpreterTool
 from discoverygym.core import get_suite, safe_paths
 from discoverygym.suites.packages import service as service_mod
-from discoverygym.suites.packages.package import load_package
+from discoverygym.suites.packages.package import CATALOG, load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
-from discoverygym.suites.packages.suite import CATALOG
 
 SWAPPER = """
 import os, shutil, sys, time

@@ -13,8 +13,8 @@ import pytest
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
 from discoverygym.suites.packages.check import check_package
+from discoverygym.suites.packages.package import CATALOG
 from discoverygym.suites.packages.scaffold import scaffold
-from discoverygym.suites.packages.suite import CATALOG
 
 SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
 
@@ -69,6 +69,48 @@ def test_metadata_missing_sota(broken):
         (root / "metadata.json").write_text(json.dumps(meta))
     rules, findings = broken(drop)
     assert rules == ["metadata"] and "a SOTA for each instance" in findings[0].message
+
+
+def _set_baseline(root: Path, value) -> None:
+    meta = json.loads((root / "metadata.json").read_text())
+    metric = meta["performance_entries"][0]["metrics"][0]
+    metric["baseline_score"] = {"value": value(metric["sota_score"][0]["value"]),
+                                "method": "the same method"}
+    (root / "metadata.json").write_text(json.dumps(meta))
+
+
+def test_a_sota_equal_to_its_baseline_is_a_finding(broken):
+    rules, findings = broken(lambda root: _set_baseline(root, lambda sota: sota))
+    assert rules == ["sota"] and "equals the SOTA" in findings[0].message
+
+
+def test_a_baseline_better_than_the_sota_is_a_finding(broken):
+    # lower is better: a baseline with half the SOTA's error beats it
+    rules, findings = broken(lambda root: _set_baseline(root, lambda sota: repr(float(sota) / 2)))
+    assert rules == ["sota"] and "is better than the SOTA" in findings[0].message
+
+
+@pytest.mark.parametrize("value", [lambda sota: repr(float(sota) * 2), lambda sota: "n/a"],
+                         ids=["weaker", "unparsable"])
+def test_a_weaker_or_unstated_baseline_passes(broken, value):
+    assert broken(lambda root: _set_baseline(root, value))[0] == []
+
+
+@pytest.mark.parametrize("root", SHIPPED, ids=lambda p: p.name)
+def test_shipped_sota_is_stronger_than_the_baseline_with_provenance(root):
+    """Every scored instance: a baseline figure, a SOTA strictly better than it (the
+    check), and the SOTA's provenance (method, who ran it, when, with what command)."""
+    from discoverygym.suites.packages.package import load_package
+
+    pkg = load_package(root)
+    for inst in pkg.instances:
+        assert inst.baseline is not None, inst.name
+        assert float(inst.baseline["value"]) > inst.sota > 0, inst.name  # errors: lower wins
+        (entry,) = inst.sota_text
+        prov = entry["provenance"]
+        assert {"method", "run_by", "date", "command", "label"} <= set(prov)
+        assert prov["command"] == f"python tools/build_packages.py --only {root.name}"
+        assert "baseline" not in entry["method"], "the SOTA is not the baseline's method"
 
 
 def test_doi_and_evaluation_mentions(broken):
@@ -239,3 +281,31 @@ def test_binary_ground_truth_leaks(tmp_path):
         ("firewall", "problem/data/flow_2/snapshots.npy")}
     messages = " ".join(f.message for f in findings)
     assert "copy of the ground-truth file" in messages and "ground-truth arrays" in messages
+
+
+def test_the_frozen_gravity_sota_reruns_and_beats_the_baseline():
+    """Rerun the frozen SOTA method of gravity-force-law (tools/package_sota.py) on the
+    shipped evaluation data: it recovers alpha to the recorded SOTA error, far below
+    the baseline's, against the truth the builder's separate integration used."""
+    import sys
+
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    try:
+        from package_sota import fit_force_law_orbit
+    finally:
+        sys.path.pop(0)
+    from discoverygym.suites.packages.baselines.solvers import force_law_alpha
+    from discoverygym.suites.packages.package import load_package
+
+    root = CATALOG / "gravity-force-law"
+    for inst in load_package(root).scored_instances("evaluation"):
+        table = np.loadtxt(root / "problem/data" / inst.name / "trajectory.csv", delimiter=",",
+                           skiprows=1)
+        truth = json.loads((root / "evaluation/ground_truth" / inst.name / "answer.json")
+                           .read_text())["alpha"]
+        simple = force_law_alpha(table[:, 0], table[:, 1:])
+        assert abs(simple - truth) == pytest.approx(float(inst.baseline["value"]), rel=1e-6)
+        error = abs(fit_force_law_orbit(table[:, 0], table[:, 1:], simple) - truth)
+        assert error == pytest.approx(inst.sota, rel=0.05) and error < abs(simple - truth) / 100

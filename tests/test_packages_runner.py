@@ -9,8 +9,7 @@ import textwrap
 import pytest
 
 from discoverygym.suites.packages.evaluator_runner import run_evaluator
-from discoverygym.suites.packages.package import load_package
-from discoverygym.suites.packages.suite import CATALOG
+from discoverygym.suites.packages.package import CATALOG, load_package
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from discoverygym.adapters.interpreter_tool import InterpreterTool
 from discoverygym.core import get_suite
 from discoverygym.sandbox import SandboxConfig
 from discoverygym.sandbox.isolation import WEAK_LEVELS, _level_works, resolve_level
-from discoverygym.suites.packages.suite import CATALOG
+from discoverygym.suites.packages.package import CATALOG
 
 PROBE = r"""
 import json, os

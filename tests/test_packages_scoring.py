@@ -10,6 +10,8 @@ from discoverygym.suites.packages.scoring import (
     TaskResult,
     aggregate,
     best_sota,
+    clip_g,
+    clipped_task_score,
     instance_g,
     parse_sota,
     task_score,
@@ -70,3 +72,33 @@ def test_aggregate_matches_hand_computation():
     assert agg["buckets"] == {"< -0.5": 1, "-0.5..0": 1, "0..0.1": 2, "0.1..0.5": 1, "> 0.5": 0}
     assert agg["per_domain"]["biology"]["match_rate"] == 0.0
     assert agg["per_domain"]["physics"]["n_tasks"] == 3
+
+
+def test_g_clipped_floors_each_instance_at_a_missing_answer():
+    # An answer 471 times the SOTA's error scores g = -470 under the published formula;
+    # clipped it is worth as much as no answer (-1), never less.
+    wild = instance_g(4.71, 0.01, LO)
+    assert wild == pytest.approx(-470.0)
+    assert clip_g(wild) == -1.0 and clip_g(0.3) == 0.3 and clip_g(-0.4) == -0.4
+    assert clip_g(math.nan) == -1.0
+    # per instance, then the mean: the good instance still counts
+    assert task_score([wild, 0.5]) == pytest.approx(-234.75)
+    assert clipped_task_score([wild, 0.5]) == pytest.approx(-0.25)
+    assert clipped_task_score([0.2, -0.6]) == pytest.approx(task_score([0.2, -0.6]))
+
+
+def test_aggregate_means_use_g_clipped_and_thresholds_the_published_g():
+    results = [TaskResult("a", "physics", 0.3), TaskResult("b", "physics", 0.05),
+               TaskResult("w", "physics", -470.0),             # old record: max(g, -1)
+               TaskResult("v", "physics", -234.75, -0.25),     # record with g_clipped
+               TaskResult("d", "physics", None, 0.7)]          # not completed: -1 anyway
+    agg = aggregate(results)
+    clipped = [0.3, 0.05, -1.0, -0.25, -1.0]
+    published = [0.3, 0.05, -470.0, -234.75, -1.0]
+    assert agg["mean_g"] == pytest.approx(sum(clipped) / 5)
+    assert agg["median_g"] == pytest.approx(-0.25)
+    assert agg["mean_g_published"] == pytest.approx(sum(published) / 5)
+    assert agg["median_g_published"] == pytest.approx(-1.0)
+    assert agg["match_rate"] == pytest.approx(2 / 5) and agg["surpass_rate"] == pytest.approx(1 / 5)
+    assert agg["buckets"]["< -0.5"] == 3       # by the published g: -470, -234.75, -1
+    assert agg["per_domain"]["physics"]["mean_g"] == pytest.approx(agg["mean_g"])

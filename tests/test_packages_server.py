@@ -12,10 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from discoverygym.suites.packages.package import load_package
+from discoverygym.suites.packages.package import CATALOG, load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
-from discoverygym.suites.packages.suite import CATALOG
 
 PKG = CATALOG / "gravity-force-law"
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.suites.packages.suite import CATALOG
+from discoverygym.suites.packages.package import CATALOG
 from discoverygym.suites.packages.validity import (
     grade,
     grader_prompt,
@@ -131,8 +131,8 @@ def _mock(*replies):
 
 @pytest.fixture(scope="module")
 def honest_record():
-    record = _play("gravity-force-law", {"system_1/answer.json": '{"alpha": 0.03001}',
-                                         "system_2/answer.json": '{"alpha": -0.04001}'})
+    record = _play("gravity-force-law", {"system_1/answer.json": '{"alpha": 0.03000001}',
+                                         "system_2/answer.json": '{"alpha": -0.040000001}'})
     assert record["details"]["validity"]["findings"] == [] and record["value"] > 0
     return record
 
@@ -193,6 +193,6 @@ def test_grader_prompt_holds_the_task_and_actions_but_no_truth(honest_record):
     truth = json.loads((CATALOG / "gravity-force-law/evaluation/ground_truth/system_1/"
                                   "answer.json").read_text())["alpha"]
     numbers = {float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", prompt)}
-    assert 0.03001 in numbers and truth not in numbers and "ground_truth" not in prompt
+    assert 0.03000001 in numbers and truth not in numbers and "ground_truth" not in prompt
     assert parse_verdict(' {"is_valid": false, "reason": "x"} ') == {"is_valid": False,
                                                                      "reason": "x"}

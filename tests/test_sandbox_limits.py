@@ -112,6 +112,45 @@ with open("big.bin", "wb") as fh:
     assert "No space left on device" in (tmp.error or "")
 
 
+@pytest.mark.parametrize("level", STRONG)
+def test_a_one_shot_script_cannot_fill_the_host_disk(level, monkeypatch):
+    """Before: a one-shot run (tpbench answers, mad laws) had its home bound from the
+    host, so a script could write file after file there until the time limit. Now its
+    home is the same sized tmpfs as the interpreter's, with the script bound read-only."""
+    from discoverygym.sandbox import isolation, oneshot
+
+    left_on_host = []
+    real_cleanup = isolation.Layout.cleanup
+
+    def cleanup(layout):
+        left_on_host.append(sorted(p.name for p in layout.home.iterdir()))
+        real_cleanup(layout)
+    monkeypatch.setattr(isolation.Layout, "cleanup", cleanup)
+    script = """
+import os
+written = 0
+try:
+    for i in range(64):
+        with open(f"f{i}.bin", "wb") as fh:
+            fh.write(bytes(1024 * 1024))
+        written += 1
+except OSError as exc:
+    print("stopped", written, exc.errno)
+try:
+    open("main.py", "a").write("# changed")
+except OSError as exc:
+    print("main.py", exc.errno)
+sizes = sum(os.path.getsize(n) for n in os.listdir("."))
+print("sizes", sizes)
+"""
+    result = oneshot.run_isolated(script, config=SandboxConfig(
+        isolation=level, writable_mb=8, file_size_mb=4, time_limit_s=30))
+    out = result.stdout.decode()
+    assert "stopped" in out and " 28" in out.split("stopped", 1)[1].splitlines()[0], out
+    assert "main.py 30" in out, out  # read-only file system
+    assert left_on_host == [["main.py"]]
+
+
 def test_a_forged_reply_frame_is_dropped(make):
     """Before: agent code that wrote a reply frame onto the channel made every later
     call return the previous call's output."""

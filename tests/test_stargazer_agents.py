@@ -1,7 +1,8 @@
 """Stargazer baseline agents: the RV fitter on synthetic data (recovery of P, K, e; two
 planets; aliases and harmonics; instrument offsets and jitter), the analytic Jacobian
 against finite differences, the linear Keplerian scan against an exact curve, nested-
-sampling evidence, the agents against a fake view, and a few real suite tasks."""
+sampling evidence, the agents against a fake view, a few real suite tasks, and the
+trivial calibration agents (they answer without the data and must fail every task)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from discoverygym.core import ToolResult
+from discoverygym.core import ToolResult, make_agent
+from discoverygym.suites.stargazer.baselines import CALIBRATION
 from discoverygym.suites.stargazer.baselines.agents import (
     AGENTS,
     ClassicalAgent,
@@ -337,3 +339,65 @@ def test_nested_passes_an_easy_bank_task(suite):
     NestedSamplingAgent().solve(episode.view())
     record = episode.record(agent="nested")
     assert record.passed
+
+
+# ---- calibration: the trivial agents -----------------------------------------------------------
+
+def test_calibration_names_agents_of_the_suite():
+    assert set(CALIBRATION) == {"oracle", "baselines", "no_science", "trivial"}
+    for names in CALIBRATION.values():
+        for name in names:
+            assert name in AGENTS
+            make_agent("stargazer", name)
+    assert all(getattr(make_agent("stargazer", n), "privileged", False)
+               for n in CALIBRATION["oracle"])
+    assert not any(getattr(make_agent("stargazer", n), "privileged", False)
+                   for group in ("baselines", "trivial") for n in CALIBRATION[group])
+
+
+class BlindView:
+    """A view whose data cannot be read: an agent that touches the workspace crashes."""
+
+    def __init__(self, view: Any) -> None:
+        self._view = view
+        self.prompt = view.prompt
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self._view.tools()
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+        return self._view.call(name, args)
+
+    def workspace(self) -> dict[str, Any]:
+        raise AssertionError("a trivial agent looked at the data")
+
+    @property
+    def done(self) -> bool:
+        return self._view.done
+
+
+@pytest.mark.parametrize("mode", ["v1", "v2"])
+def test_trivial_agents_fail_every_task_without_looking_at_the_data(suite, mode):
+    # every planned task: 100 bank + 20 real
+    for spec in suite.plan(mode=mode):
+        for name in CALIBRATION["trivial"]:
+            episode = suite.episode(spec.task_id, **spec.options)
+            make_agent("stargazer", name).solve(BlindView(episode.view()))
+            assert episode.done
+            record = episode.record(agent=name)
+            assert not record.passed, (name, spec.task_id)
+            if name == "no-planet":
+                # the empty system is refused for free: no answer at all
+                assert record.details["n_submissions"] == 0 and record.answer is None
+                assert record.error == "no answer submitted"
+            else:
+                assert record.details["n_submissions"] == 1
+                assert record.details["n_found"] == 1
+
+
+def test_prompt_guess_sends_the_prior_middle_as_a_minimum_mass(suite):
+    episode = suite.episode("easy-000")
+    make_agent("stargazer", "prompt-guess").solve(episode.view())
+    planet = episode.record().answer["planets"][0]
+    assert planet["P_days"] == pytest.approx(math.sqrt(2 * 300))
+    assert planet["m_sin_i_mjup"] == pytest.approx(0.1) and planet["e"] == 0.0

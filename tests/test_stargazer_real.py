@@ -4,7 +4,9 @@ the oracle passing every real task in v2."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -92,6 +94,18 @@ def test_truth_is_checked_against_the_literature(task_id):
         sel = ctx.inst_index == k
         resid[sel] -= np.sum(w[sel] * resid[sel]) / np.sum(w[sel])
     assert math.sqrt(np.mean(resid ** 2)) == pytest.approx(entry["rms_ms"], rel=1e-6)
+
+
+def test_star_masses_are_those_of_the_published_task_files():
+    # every real system's stellar mass is the published file's (none approximate)
+    published = Path(__file__).parent / "data" / "stargazer_published_real"
+    for system in SYSTEMS:
+        raw = json.loads((published / f"{system.task_id.replace('-', '_')}.json").read_text())
+        assert system.star_mass_msun == raw["config"]["star"]["M_star_sun"], system.system
+        assert system.star_mass_source == "Stargazer"
+        entry = {e["task_id"]: e for e in real_table()}[system.task_id]
+        assert entry["star_mass_msun"] == system.star_mass_msun
+        assert real_task(system.task_id).star_mass_msun == system.star_mass_msun
 
 
 def test_gj876_is_kept_as_the_resonant_trap():

@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 
 from discoverygym.core import (
+    AgentLimits,
     Budget,
     Episode,
     EpisodeSpec,
+    PythonLimits,
     Score,
     Suite,
     TaskInfo,
@@ -67,6 +69,9 @@ class GuessEpisode(Episode):
 class ToySuite(Suite):
     name = "toy"
     description = "guess a number"
+    agent_note = "The hidden number is a real number; a probe tells you which side it is on."
+    agent_limits = AgentLimits(messages=60, tokens=1_000_000, time_s=300)
+    python_limits = PythonLimits(time_limit_s=20, cpu_s=120)
 
     def tasks(self) -> list[TaskInfo]:
         return [TaskInfo("guess")]
@@ -147,8 +152,22 @@ def install() -> None:
 def register() -> None:
     from discoverygym.core import register_agents, register_suite
 
-    register_suite("toy", "toy_suite:ToySuite")
+    register_suite("toy", "toy_suite:ToySuite", cli="toy_suite:toy_app")
     register_agents("toy", AGENTS, calibration=CALIBRATION)
 
 
+def _toy_app():
+    import typer
+
+    app = typer.Typer(help="toy tools: a command a plugin suite brings along.")
+
+    @app.command("range")
+    def show_range() -> None:
+        """Print the range the hidden number lies in."""
+        typer.echo("0 100")
+
+    return app
+
+
+toy_app = _toy_app()
 register()  # importing this module as a plugin registers it

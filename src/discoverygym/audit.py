@@ -306,8 +306,7 @@ def audit(suite: str, *, package: Path | None = None, problems: str | None = Non
     s = get_suite(suite)
     outcomes: list[Outcome] = []
     if suite == "packages":
-        from .suites.packages.package import find_packages
-        from .suites.packages.suite import CATALOG
+        from .suites.packages.package import CATALOG, find_packages
 
         roots = find_packages(package) if package else find_packages(CATALOG)
         for root in roots:

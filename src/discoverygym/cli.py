@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -11,7 +12,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .core import UnknownName, agent_table, available_suites, get_suite
+from .core import (
+    SUITES,
+    EpisodeSpec,
+    UnknownName,
+    agent_table,
+    available_suites,
+    get_suite,
+    load_plugins,
+)
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -382,7 +391,12 @@ def mcp_cmd(
 
     from .adapters.mcp_server import serve_stdio
 
-    episode = get_suite(suite).episode(task, seed=seed, **_episode_options(_parse_extra(ctx.args)))
+    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)))
+    try:
+        episode = spec.build()
+    except (UnknownName, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
     anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
 
 
@@ -399,19 +413,18 @@ def show_options(suite: str):
 
 
 def _mount_subcommands() -> None:
-    """Suite-specific command groups (each optional: a missing extra hides it)."""
-    try:
-        from .suites.packages.cli import package_app
-
-        app.add_typer(package_app, name="package")
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from .suites.tpbench.cli import tpbench_app
-
-        app.add_typer(tpbench_app, name="tpbench")
-    except ImportError:  # pragma: no cover - the tpbench extra (pyyaml) is missing
-        pass
+    """The command groups suites declare in the registry (`SuiteEntry.cli`), plugins
+    included; each is optional: a missing extra hides it."""
+    load_plugins()
+    for name, entry in SUITES.items():
+        if entry.cli is None:
+            continue
+        module, _, attr = entry.cli.partition(":")
+        try:
+            sub_app = getattr(importlib.import_module(module), attr)
+        except ImportError:  # pragma: no cover - the suite's extra is missing
+            continue
+        app.add_typer(sub_app, name=entry.cli_name or name)
 
 
 _mount_subcommands()

@@ -22,13 +22,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .core import Episode, get_suite
+from .core import SUITES, Episode, EpisodeSpec, get_suite, load_plugins
 from .core.bounded import UnsafeInput, loads
 
 CHARSET = frozenset(string.printable)
 MAX_TEXT = 16_384
-ENV_IDS = {"gravity": "Gravity", "stargazer": "Stargazer", "mad": "Mad", "tpbench": "TPBench",
-           "packages": "Packages"}
 
 
 def _clean(text: str) -> str:
@@ -48,7 +46,7 @@ class DiscoveryEnv(gym.Env):
         self._task_id = task_id or self._suite.tasks()[0].id
         self._episode_options = dict(episode_options)
         self._max_steps = int(max_steps)
-        probe = self._suite.episode(self._task_id, seed=0, **self._episode_options)
+        probe = self._spec(self._task_id, 0, {}).build()
         self.tool_names: list[str] = [s.name for s in probe.tool_specs()]
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(self.tool_names)),
@@ -61,6 +59,9 @@ class DiscoveryEnv(gym.Env):
         })
         self._episode: Episode | None = None
         self._steps = 0
+
+    def _spec(self, task_id: str, seed: int, options: dict[str, Any]) -> EpisodeSpec:
+        return EpisodeSpec(self._suite.name, task_id, seed, {**self._episode_options, **options})
 
     def _obs(self, text: str, is_error: bool) -> dict[str, Any]:
         left = self._episode.budget_left() if self._episode is not None else None
@@ -78,8 +79,7 @@ class DiscoveryEnv(gym.Env):
         options = dict(options or {})
         task_id = options.pop("task_id", self._task_id)
         episode_seed = int(seed) if seed is not None else int(options.pop("seed", 0))
-        self._episode = self._suite.episode(task_id, seed=episode_seed,
-                                            **{**self._episode_options, **options})
+        self._episode = self._spec(task_id, episode_seed, options).build()
         self._steps = 0
         return self._obs(self._episode.prompt, False), {"tools": self._episode.tools()}
 
@@ -113,9 +113,11 @@ class DiscoveryEnv(gym.Env):
 
 
 def register_all() -> None:
-    """Register one environment id per suite."""
-    for suite, title in ENV_IDS.items():
-        env_id = f"discoverygym/{title}-v1"
+    """Register `discoverygym/<gym_name>-v1` for every registered suite, plugins
+    included (a plugin loaded later gets its id when this runs again)."""
+    load_plugins()
+    for suite, entry in SUITES.items():
+        env_id = f"discoverygym/{entry.gym_name}-v1"
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point="discoverygym.gym:DiscoveryEnv",
                          kwargs={"suite": suite})

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import platform
-import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core import EpisodeSpec, Suite, episode_key, get_suite
-from ..run.records import RecordWriter, read_records, record_key, write_json, write_run_info
-from ..run.runner import RunResult, _versions
-from ..run.summary import summarize_records
+from ..core import EpisodeSpec, Suite, get_suite
+from ..run.run_dir import RunDirectory
+from ..run.runner import RunResult
 from ..sandbox import SandboxConfig
 
 SCORER = "episode_record"
@@ -44,16 +40,11 @@ def _scalar(text: str) -> Any:
     return text
 
 
-def _record_id(record: dict[str, Any]) -> tuple[str, int]:
-    return record_key(record), int(record.get("details", {}).get("epoch", 1))
-
-
 def _failure_record(spec: EpisodeSpec, model: str, error: str, epoch: int) -> dict[str, Any]:
     """A failed record for a sample Inspect could not finish (never dropped)."""
-    from .inspect.session import build_episode
     from .inspect.task import AGENT_NAME
 
-    episode = build_episode(spec)
+    episode = spec.build()
     record = episode.record(agent=AGENT_NAME, model=model, error=error)
     record.details["epoch"] = epoch
     return json.loads(record.to_json())
@@ -82,48 +73,31 @@ def run_model(
     `limit` keeps the first N episodes; `epochs` plays each K times (records carry
     details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
     passed to Inspect's `eval` as further keyword arguments; `sandbox` replaces the
-    suite's interpreter limits (`limits.PYTHON_LIMITS`)."""
+    suite's interpreter limits (`Suite.python_limits`)."""
     from inspect_ai import eval as inspect_eval
 
     from .inspect.limits import sandbox_config
     from .inspect.task import sample_id, suite_task
 
     s = get_suite(suite) if isinstance(suite, str) else suite
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    records_path = out_dir / "records.jsonl"
-    if records_path.exists() and records_path.stat().st_size and not resume:
-        raise FileExistsError(f"{records_path} already has records; pass --resume to continue "
-                              "that run or choose another --out.")
-    existing = read_records(records_path) if resume else []
+    run_dir = RunDirectory(out_dir, resume=resume)
     n_epochs = int(epochs or 1)
-    done = {_record_id(r) for r in existing}
     todo = [spec for spec in specs
-            if any((episode_key(spec.suite, spec.task_id, spec.seed, spec.options), e)
-                   not in done for e in range(1, n_epochs + 1))]
+            if not all(run_dir.is_done(spec, e) for e in range(1, n_epochs + 1))]
     if limit is not None:
         todo = todo[: int(limit)]
+    run_dir.write_info(who=model, executor="inspect", n_planned=len(specs),
+                       config=config or {},
+                       inspect={"model": model, "model_args": model_args or {},
+                                "epochs": n_epochs, "limit": limit,
+                                "max_connections": max_connections})
 
-    run_info = {
-        "created": datetime.now(timezone.utc).isoformat(),
-        "who": model,
-        "executor": "inspect",
-        "n_planned": len(specs),
-        "config": config or {},
-        "inspect": {"model": model, "model_args": model_args or {}, "epochs": n_epochs,
-                    "limit": limit, "max_connections": max_connections},
-        "versions": _versions(),
-        "platform": platform.platform(),
-    }
-    write_run_info(out_dir, run_info, resume=resume)
-
-    started = time.perf_counter()
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
     # The run directory may lie outside ./runs: hide it from the sandbox too.
     sandbox = sandbox or sandbox_config(s.name)
     sandbox = dataclasses.replace(
-        sandbox, hidden_paths=(*sandbox.hidden_paths, str(out_dir.resolve())))
+        sandbox, hidden_paths=(*sandbox.hidden_paths, str(run_dir.path.resolve())))
     if todo:
         task = suite_task(s, list(todo), sandbox=sandbox, prices=prices)
         provider_args = dict(model_args or {})
@@ -131,7 +105,7 @@ def run_model(
         base_url = provider_args.pop("base_url", None)
         eval_args: dict[str, Any] = {"model": model, "model_args": provider_args,
                                      "model_base_url": base_url,
-                                     "log_dir": str(out_dir / "inspect-logs"),
+                                     "log_dir": str(run_dir.path / "inspect-logs"),
                                      "display": display, "epochs": n_epochs,
                                      "fail_on_error": False}
         if max_connections is not None:
@@ -139,48 +113,46 @@ def run_model(
         eval_args.update(extra or {})
         logs = inspect_eval(task, **eval_args)
         by_id = {sample_id(spec): spec for spec in todo}
-        writer = RecordWriter(records_path)
-        try:
+        with run_dir.writer() as writer:
             for log in logs:
                 if log.error is not None and not log.samples:
                     failures.append(f"inspect eval failed: {log.error.message}")
                 for sample in log.samples or []:
                     spec = by_id.get(str(sample.id))
-                    if spec is None:
+                    if spec is None or run_dir.is_done(spec, int(sample.epoch)):
                         continue
-                    key = episode_key(spec.suite, spec.task_id, spec.seed, spec.options)
-                    if (key, int(sample.epoch)) in done:
-                        continue
-                    score = (sample.scores or {}).get(SCORER)
-                    record = (score.metadata or {}).get("record") if score else None
-                    if record is None:
-                        reason = sample.error.message if sample.error else "no score"
-                        failures.append(f"{spec.task_id} seed={spec.seed} epoch={sample.epoch}: "
-                                        f"{reason.splitlines()[0] if reason else reason}")
-                        record = _failure_record(spec, model, f"inspect sample error: {reason}",
-                                                 int(sample.epoch))
-                    record.setdefault("details", {})["epoch"] = int(sample.epoch)
-                    record["details"]["inspect_sample_id"] = str(sample.id)
+                    record = _sample_record(spec, sample, model, failures)
                     writer.write(record)
                     new_records.append(record)
-        finally:
-            writer.close()
 
-    records = read_records(records_path)
-    summary = summarize_records(records)
-    summary["elapsed_s"] = time.perf_counter() - started
+    records = run_dir.records_so_far()
     n_planned = len(specs) if limit is None else min(int(limit), len(specs))
-    summary["n_planned"] = n_planned * n_epochs
-    summary["epochs"] = n_epochs
-    summary["n_infrastructure_failures"] = len(failures)
-    summary["total_usage"] = {k: sum(float(r["usage"].get(k, 0) or 0) for r in records)
-                              for k in ("input_tokens", "output_tokens", "usd")}
     isolation = sorted({str(r.get("details", {}).get("sandbox", {}).get("isolation"))
                         for r in records if r.get("details", {}).get("sandbox")})
-    summary["sandbox_isolation"] = isolation
+    fields: dict[str, Any] = {
+        "n_planned": n_planned * n_epochs, "epochs": n_epochs,
+        "n_infrastructure_failures": len(failures),
+        "total_usage": {k: sum(float(r["usage"].get(k, 0) or 0) for r in records)
+                        for k in ("input_tokens", "output_tokens", "usd")},
+        "sandbox_isolation": isolation}
     if failures:
-        summary["infrastructure_failures"] = failures
-    if records:
-        summary["suite_summary"] = s.summarize(records)
-    write_json(out_dir / "summary.json", summary)
-    return RunResult(out_dir, records, summary, len(new_records), failures)
+        fields["infrastructure_failures"] = failures
+    records, summary = run_dir.finish(**fields)
+    return RunResult(run_dir.path, records, summary, len(new_records), failures)
+
+
+def _sample_record(spec: EpisodeSpec, sample: Any, model: str,
+                   failures: list[str]) -> dict[str, Any]:
+    """The record a finished Inspect sample carries, or a failed one naming why there is
+    none (a sample Inspect could not finish is never dropped)."""
+    score = (sample.scores or {}).get(SCORER)
+    record = (score.metadata or {}).get("record") if score else None
+    if record is None:
+        reason = sample.error.message if sample.error else "no score"
+        failures.append(f"{spec.task_id} seed={spec.seed} epoch={sample.epoch}: "
+                        f"{reason.splitlines()[0] if reason else reason}")
+        record = _failure_record(spec, model, f"inspect sample error: {reason}",
+                                 int(sample.epoch))
+    record.setdefault("details", {})["epoch"] = int(sample.epoch)
+    record["details"]["inspect_sample_id"] = str(sample.id)
+    return record

@@ -7,11 +7,29 @@ record is written to a file the client is not told about; the score is never sen
 from __future__ import annotations
 
 import base64
+import fcntl
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..core import Episode, ToolResult
+from ..core.bounded import Bounds, UnsafeInput, clip, loads
 from .interpreter_tool import PYTHON_TOOL, InterpreterTool
+
+#: A client line longer than this is refused without being parsed.
+MAX_LINE_CHARS = 8_000_000
+#: Bounds on a whole JSON-RPC message: the tool arguments sit three levels down and get
+#: the tools' own, tighter bounds after this.
+MESSAGE_BOUNDS = Bounds(max_depth=40, max_items=400_000, max_chars=MAX_LINE_CHARS)
+#: The key under which a refused call reaches `on_call_tool`.
+REFUSED = "__discoverygym_refused__"
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
 
 
 def _content(result: ToolResult) -> list[Any]:
@@ -22,6 +40,66 @@ def _content(result: ToolResult) -> list[Any]:
         blocks.append(types.ImageContent(type="image", mime_type="image/png",
                                          data=base64.b64encode(png).decode("ascii")))
     return blocks
+
+
+def _refusal(line: str, reason: str) -> str:
+    """A `tools/call` with the same id and tool name carrying only the reason, so the
+    server answers the client with a short error. The SDK drops a message it cannot
+    parse without replying (pydantic stops at ~200 levels of nesting), which left the
+    client waiting forever. The id is looked for before `"params"` (where clients put
+    it), else at the end; with no id there is nobody to answer and the line is dropped."""
+    head, _, _ = line.partition('"params"')
+    found = _ID.search(head) or _ID.search(line[-300:])
+    name = _NAME.search(line[len(head):len(head) + 4096])
+    if found is None or '"tools/call"' not in line[:4096] + line[-300:]:
+        return "\n"
+    message = {"jsonrpc": "2.0", "id": json.loads(found.group(1)), "method": "tools/call",
+               "params": {"name": name.group(1) if name else "unknown",
+                          "arguments": {REFUSED: clip(reason, 300)}}}
+    return json.dumps(message) + "\n"
+
+
+class BoundedLines:
+    """The client's side of stdio, read one bounded line at a time and checked with the
+    bounded decoder before the SDK sees it (it is what `stdio_server` iterates)."""
+
+    def __init__(self, binary: Any) -> None:
+        self._text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
+
+    def __aiter__(self) -> BoundedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        line = await anyio.to_thread.run_sync(self._text.readline, MAX_LINE_CHARS + 1)
+        if not line:
+            raise StopAsyncIteration
+        if len(line) > MAX_LINE_CHARS:
+            head = line
+            while line and not line.endswith("\n"):  # skip the rest of the long line
+                line = await anyio.to_thread.run_sync(self._text.readline, 1 << 20)
+            return _refusal(head, f"the message is longer than {MAX_LINE_CHARS} characters")
+        try:
+            loads(line, MESSAGE_BOUNDS, max_text=MAX_LINE_CHARS, what="the message")
+        except UnsafeInput as exc:
+            return _refusal(line, str(exc))
+        return line
+
+
+@contextmanager
+def _claimed_stdin() -> Iterator[Any]:
+    """The client's stdin on a private descriptor; fd 0 reads /dev/null meanwhile so that
+    nothing the server starts can eat the client's messages."""
+    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        yield os.fdopen(private, "rb", buffering=0, closefd=False)
+    finally:
+        os.dup2(private, 0)
+        os.close(private)
 
 
 class EpisodeServer:
@@ -70,7 +148,9 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, params.arguments or {}
-        if python is not None and name == PYTHON_TOOL.name:
+        if isinstance(args, dict) and set(args) == {REFUSED}:
+            result = await anyio.to_thread.run_sync(episode.refuse, name, str(args[REFUSED]))
+        elif python is not None and name == PYTHON_TOOL.name:
             result = await anyio.to_thread.run_sync(python.run, args.get("code"))
         else:
             result = await anyio.to_thread.run_sync(episode.call, name, args)
@@ -93,7 +173,9 @@ async def serve_stdio(episode: Episode, record_path: Path, *, interpreter: bool 
 
     bound = build_server(episode, record_path, interpreter=interpreter)
     try:
-        async with stdio_server() as (read, write):
-            await bound.server.run(read, write, bound.server.create_initialization_options())
+        with _claimed_stdin() as client:
+            async with stdio_server(stdin=BoundedLines(client)) as (read, write):
+                await bound.server.run(read, write,
+                                       bound.server.create_initialization_options())
     finally:
         bound.close(None if episode.answered else "client disconnected without an answer")

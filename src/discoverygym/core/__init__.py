@@ -3,21 +3,26 @@
 from .budget import Budget
 from .episode import Episode, EpisodeView
 from .errors import DiscoveryGymError, EpisodeFinished, ToolInputError, UnknownName
+from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
     CALIBRATION_ROLES,
     SUITES,
     Agent,
     EpisodeSpec,
+    PrivilegedAgent,
     RunOption,
     Suite,
+    SuiteEntry,
     TaskInfo,
     agent_table,
     available_suites,
     calibration_table,
     get_suite,
+    is_privileged,
     load_plugins,
     make_agent,
+    play_agent,
     register_agents,
     register_suite,
     suite_names,
@@ -25,10 +30,10 @@ from .suite import (
 from .tools import ToolResult, ToolSpec, validate_arguments
 
 __all__ = [
-    "CALIBRATION_ROLES", "Agent", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
-    "EpisodeSpec", "EpisodeView", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite",
+    "CALIBRATION_ROLES", "Agent", "AgentLimits", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
+    "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "PythonLimits", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite", "SuiteEntry",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
-    "agent_table", "available_suites", "calibration_table", "episode_key", "get_suite", "load_plugins", "make_agent",
-    "register_agents", "register_suite",
+    "agent_table", "available_suites", "calibration_table", "episode_key", "get_suite", "is_privileged", "load_plugins",
+    "make_agent", "play_agent", "register_agents", "register_suite",
     "suite_names", "validate_arguments",
 ]

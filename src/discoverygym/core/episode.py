@@ -121,6 +121,15 @@ class Episode(ABC):
         self._events.append({"tool": name, "error": result.is_error})
         return result
 
+    def refuse(self, name: str, reason: str) -> ToolResult:
+        """Count a call that a door refused before it could be decoded (a message too
+        large or too deep to read): an error that costs nothing, like any bad input."""
+        self.usage.tool_calls += 1
+        self.usage.tool_errors += 1
+        self._events.append({"tool": clip(str(name), 80), "error": True})
+        return ToolResult(f"Invalid input to {quote(name, 80)}: {clip(reason, 300)}. Nothing "
+                          "was charged.", is_error=True)
+
     def _dispatch(self, name: str, args: Any) -> ToolResult:
         if self._done:
             return ToolResult("The episode has ended; no further tool calls are accepted.",

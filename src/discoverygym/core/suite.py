@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
+from .limits import AgentLimits, PythonLimits
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class EpisodeSpec:
         return {"suite": self.suite, "task_id": self.task_id, "seed": self.seed,
                 "options": dict(self.options)}
 
+    def build(self) -> Episode:
+        """The episode this spec describes; every door builds its episodes here (may be
+        CPU-heavy: call it off an event loop)."""
+        return get_suite(self.suite).episode(self.task_id, seed=self.seed, **self.options)
+
 
 @dataclass(frozen=True)
 class RunOption:
@@ -58,6 +64,13 @@ class Suite(ABC):
     name: str = ""
     description: str = ""
     run_options: tuple[RunOption, ...] = ()
+    #: What a model door gives an LLM agent on this suite: conversation limits (narrowed
+    #: per `tags["tier"]` where `tier_limits` names the tier), interpreter limits and a
+    #: one-line note appended to the shared system prompt.
+    agent_limits: AgentLimits = AgentLimits()
+    tier_limits: dict[str, AgentLimits] = {}
+    python_limits: PythonLimits = PythonLimits()
+    agent_note: str = ""
 
     @abstractmethod
     def tasks(self) -> list[TaskInfo]:
@@ -109,19 +122,62 @@ class Agent(Protocol):
     def solve(self, view: EpisodeView) -> None: ...
 
 
-# Suites by name -> "module:attribute". Importing happens only when asked for.
-SUITES: dict[str, str] = {
-    "gravity": "discoverygym.suites.gravity:GravitySuite",
-    "stargazer": "discoverygym.suites.stargazer:StargazerSuite",
-    "mad": "discoverygym.suites.mad:MadSuite",
-    "tpbench": "discoverygym.suites.tpbench:TPBenchSuite",
-    "packages": "discoverygym.suites.packages:PackagesSuite",
+@runtime_checkable
+class PrivilegedAgent(Protocol):
+    """A calibration agent that must see the episode itself (an oracle that submits the
+    truth, or fits a law whose form it is told). Its records are flagged
+    `details.privileged_agent` so they never pass for a real agent's."""
+
+    privileged: bool
+
+    def solve_privileged(self, episode: Episode) -> None: ...
+
+
+def is_privileged(agent: Any) -> bool:
+    return bool(getattr(agent, "privileged", False)) and isinstance(agent, PrivilegedAgent)
+
+
+def play_agent(agent: Any, episode: Episode) -> None:
+    """Let `agent` play `episode`: through its view, or the episode itself for a
+    privileged agent."""
+    if is_privileged(agent):
+        agent.solve_privileged(episode)
+    else:
+        agent.solve(episode.view())
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """What the registry knows of a suite before importing it: its class ("module:Class"),
+    its Gymnasium environment name (`discoverygym/<gym_name>-v1`) and, if it has
+    sub-commands of its own, its typer app ("module:app") mounted as `discoverygym
+    <cli_name>`."""
+
+    path: str
+    gym_name: str
+    cli: str | None = None
+    cli_name: str | None = None
+
+
+# Suites by name. Importing happens only when asked for.
+SUITES: dict[str, SuiteEntry] = {
+    "gravity": SuiteEntry("discoverygym.suites.gravity:GravitySuite", "Gravity"),
+    "stargazer": SuiteEntry("discoverygym.suites.stargazer:StargazerSuite", "Stargazer"),
+    "mad": SuiteEntry("discoverygym.suites.mad:MadSuite", "Mad"),
+    "tpbench": SuiteEntry("discoverygym.suites.tpbench:TPBenchSuite", "TPBench",
+                          cli="discoverygym.suites.tpbench.cli:tpbench_app", cli_name="tpbench"),
+    "packages": SuiteEntry("discoverygym.suites.packages:PackagesSuite", "Packages",
+                           cli="discoverygym.suites.packages.cli:package_app",
+                           cli_name="package"),
 }
 
 
-def register_suite(name: str, path: str) -> None:
-    """Register a suite class by import path ("module:Class"), e.g. from a plugin."""
-    SUITES[name] = path
+def register_suite(name: str, path: str, *, gym_name: str | None = None,
+                   cli: str | None = None, cli_name: str | None = None) -> None:
+    """Register a suite class by import path ("module:Class"), e.g. from a plugin. Its
+    Gymnasium name defaults to the suite name in title case."""
+    gym_name = gym_name or name.replace("-", " ").title().replace(" ", "")
+    SUITES[name] = SuiteEntry(path, gym_name, cli, cli_name)
     get_suite.cache_clear()
 
 
@@ -176,7 +232,7 @@ def get_suite(name: str) -> Suite:
     load_plugins()
     if name not in SUITES:
         raise UnknownName(f"Unknown suite {name!r}. Suites: {', '.join(SUITES)}.")
-    return _load(SUITES[name])()
+    return _load(SUITES[name].path)()
 
 
 def available_suites() -> dict[str, Suite | Exception]:

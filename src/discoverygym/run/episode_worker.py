@@ -6,33 +6,26 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from ..core import EpisodeSpec, get_suite, make_agent
+from ..core import EpisodeSpec, is_privileged, make_agent, play_agent
 
 
 def play_scripted(spec: dict[str, Any], agent: str) -> dict[str, Any]:
     """Build the episode from `spec`, let the named agent solve it through its view,
     and return the record as a dict. An agent crash is recorded, never raised."""
     episode_spec = EpisodeSpec(**spec)
-    suite = get_suite(episode_spec.suite)
-    episode = suite.episode(episode_spec.task_id, seed=episode_spec.seed,
-                            **episode_spec.options)
+    episode = episode_spec.build()
     error = None
     player = None
     try:
         player = make_agent(episode_spec.suite, agent)
-        if getattr(player, "privileged", False):
-            # Calibration agents (an oracle that submits the truth) get the episode
-            # itself; their records are flagged so they never pass for real agents.
-            player.solve_privileged(episode)
-        else:
-            player.solve(episode.view())
+        play_agent(player, episode)
     except Exception as exc:
         error = f"agent crashed: {type(exc).__name__}: {exc}"
         tb = traceback.format_exc(limit=8)
     else:
         tb = None
     record = episode.record(agent=agent, error=error)
-    if getattr(player, "privileged", False):
+    if is_privileged(player):
         record.details["privileged_agent"] = True
     if tb:
         record.details["agent_traceback"] = tb

@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from .job import Job
 from .lifeline import bind_to_driver
-
-Job = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def run_serial(jobs: Sequence[Job], workers: int = 1) -> Iterator[tuple[int, Any]]:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .executors import Job
+from .job import Job
 
 # Retries cover lost workers/nodes (system failures); an exception inside an episode
 # is already turned into a record by the job, so application errors are not retried.

@@ -18,6 +18,12 @@ def record_key(record: dict[str, Any]) -> str:
     return episode_key(record["suite"], record["task_id"], record["seed"], record["options"])
 
 
+def record_id(record: dict[str, Any]) -> tuple[str, int]:
+    """An episode's identity in a run: its key and its epoch (1 unless a run plays each
+    episode several times)."""
+    return record_key(record), int((record.get("details") or {}).get("epoch", 1))
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records in a JSONL file. A torn last line (a crash mid-write) is
     ignored, so resuming re-runs that episode."""
@@ -91,12 +97,13 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per episode key: the first one written wins, except that a record of
-    an infrastructure failure gives way to a later real one (a resumed run's retry)."""
-    position: dict[str, int] = {}
+    """One record per episode (key and epoch): the first one written wins, except that a
+    record of an infrastructure failure gives way to a later real one (a resumed run's
+    retry)."""
+    position: dict[tuple[str, int], int] = {}
     out: list[dict[str, Any]] = []
     for rec in records:
-        key = record_key(rec)
+        key = record_id(rec)
         if key not in position:
             position[key] = len(out)
             out.append(rec)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import platform
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -14,20 +11,11 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
-from ..core import EpisodeSpec, episode_key, get_suite
+from ..core import EpisodeSpec
 from ..core.record import EpisodeRecord, Usage
 from .episode_worker import play_scripted
 from .executors import get_executor
-from .records import (
-    RecordWriter,
-    dedupe,
-    is_infrastructure_failure,
-    read_records,
-    record_key,
-    write_json,
-    write_run_info,
-)
-from .summary import summarize_records
+from .run_dir import RunDirectory
 
 
 @dataclass
@@ -44,18 +32,6 @@ def default_out_dir(suite: str, who: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     safe = who.replace("/", "_").replace(":", "_")
     return Path("runs") / f"{suite}-{safe}-{stamp}"
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"discoverygym": __version__, "python": sys.version.split()[0]}
-    for name in ("numpy", "scipy", "rebound", "jax", "astropy", "celerite2", "inspect-ai"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            pass
-    return out
 
 
 def run_episodes(
@@ -82,42 +58,21 @@ def run_episodes(
         if agent is None:
             raise ValueError("run_episodes needs an agent name or a job function")
         job, job_args = play_scripted, (agent,)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    records_path = out_dir / "records.jsonl"
-    if records_path.exists() and records_path.stat().st_size and not resume:
-        raise FileExistsError(f"{records_path} already has records; pass --resume to continue "
-                              "that run or choose another --out.")
-    existing = dedupe(read_records(records_path)) if resume else []
-    # an episode lost to the infrastructure (not to its agent) is played again
-    done_keys = {record_key(r) for r in existing if not is_infrastructure_failure(r)}
-    todo = [s for s in specs
-            if episode_key(s.suite, s.task_id, s.seed, s.options) not in done_keys]
+    run_dir = RunDirectory(out_dir, resume=resume)
+    todo = [s for s in specs if not run_dir.is_done(s)]
+    run_dir.write_info(who=who or agent, executor=executor, workers=workers,
+                       n_planned=len(specs), config=config or {})
 
-    run_info = {
-        "created": datetime.now(timezone.utc).isoformat(),
-        "who": who or agent,
-        "executor": executor,
-        "workers": workers,
-        "n_planned": len(specs),
-        "config": config or {},
-        "versions": _versions(),
-        "platform": platform.platform(),
-    }
-    write_run_info(out_dir, run_info, resume=resume)
-
-    writer = RecordWriter(records_path)
     execute = get_executor(executor)
     jobs = [(job, (s.to_dict(), *job_args)) for s in todo]
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
-    started = time.perf_counter()
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(),
                         disable=not show_progress, transient=False)
     interrupted = False
     try:
-        with progress:
+        with progress, run_dir.writer() as writer:
             bar = progress.add_task(f"{who or agent}", total=len(jobs))
             for i, result in execute(jobs, workers=workers, **(executor_options or {})):
                 if isinstance(result, Exception):
@@ -130,21 +85,11 @@ def run_episodes(
                 progress.advance(bar)
     except KeyboardInterrupt:
         interrupted = True  # what finished is kept; the summary says the run stopped
-    finally:
-        writer.close()
 
-    records = dedupe(read_records(records_path))
-    summary = summarize_records(records)
-    summary["elapsed_s"] = time.perf_counter() - started
-    summary["n_planned"] = len(specs)
-    summary["n_infrastructure_failures"] = len(failures)
-    summary["interrupted"] = interrupted
-    if failures:
-        summary["infrastructure_failures"] = failures
-    if records:
-        summary["suite_summary"] = get_suite(records[0]["suite"]).summarize(records)
-    write_json(out_dir / "summary.json", summary)
-    return RunResult(out_dir, records, summary, len(new_records), failures, interrupted)
+    extra = {"infrastructure_failures": failures} if failures else {}
+    records, summary = run_dir.finish(n_planned=len(specs), interrupted=interrupted,
+                                      n_infrastructure_failures=len(failures), **extra)
+    return RunResult(run_dir.path, records, summary, len(new_records), failures, interrupted)
 
 
 def infrastructure_failure_record(spec: EpisodeSpec, reason: str,

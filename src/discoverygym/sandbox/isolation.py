@@ -180,9 +180,13 @@ class Layout:
     log: Path
     uid: int | None
     gid: int | None
-    #: Files were put in `home` from the host (one-shot runs): the home is bound from
-    #: the host instead of being a fresh sized tmpfs.
+    #: Files were put in `home` from the host (one-shot runs): each is bound read-only
+    #: into the sandbox's sized tmpfs home, so what the script writes never reaches the
+    #: host disk either.
     prefilled: bool = False
+
+    def prefilled_entries(self) -> list[str]:
+        return sorted(os.listdir(self.home)) if self.prefilled else []
 
     @classmethod
     def create(cls, level: str, config: SandboxConfig) -> Layout:
@@ -366,10 +370,10 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
         cmd += ["--ro-bind", "/dev/null", path]
     for path, writable in binds:  # last, so no mask covers them
         cmd += ["--bind" if writable else "--ro-bind", path, path]
-    if layout.prefilled:
-        cmd += ["--bind", str(layout.home), SANDBOX_HOME]
-    else:  # a sized tmpfs: writing past it fails with ENOSPC, nothing reaches the host disk
-        cmd += ["--perms", "0777", "--size", size, "--tmpfs", SANDBOX_HOME]
+    # A sized tmpfs: writing past it fails with ENOSPC, nothing reaches the host disk.
+    cmd += ["--perms", "0777", "--size", size, "--tmpfs", SANDBOX_HOME]
+    for name in layout.prefilled_entries():
+        cmd += ["--ro-bind", str(layout.home / name), f"{SANDBOX_HOME}/{name}"]
     cmd += ["--chdir", SANDBOX_HOME]
     # The options go through a file descriptor, not the command line: inside the
     # sandbox, /proc/1/cmdline would otherwise list every host path bound or masked.
@@ -416,9 +420,13 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
               'mount -t proc proc "$R/proc"']
     for dev in _DEVICES:
         lines += [f'touch "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
-    lines += [f'mount --bind {q(str(layout.home))} "$R"{q(SANDBOX_HOME)}' if layout.prefilled
-              else f'mount -t tmpfs -o size={size},mode=777 none "$R"{q(SANDBOX_HOME)}',
-              f'exec {q(shutil.which("chroot") or "/usr/sbin/chroot")} "$R" ' + " ".join(q(a) for a in inner)]
+    lines.append(f'mount -t tmpfs -o size={size},mode=777 none "$R"{q(SANDBOX_HOME)}')
+    for name in layout.prefilled_entries():
+        source, target = str(layout.home / name), f"{SANDBOX_HOME}/{name}"
+        make = "mkdir -p" if os.path.isdir(source) else "touch"
+        lines += [f'{make} "$R"{q(target)}', f'mount --rbind {q(source)} "$R"{q(target)}',
+                  f'mount -o remount,bind,ro "$R"{q(target)} 2>/dev/null || true']
+    lines += [f'exec {q(shutil.which("chroot") or "/usr/sbin/chroot")} "$R" ' + " ".join(q(a) for a in inner)]
     cmd = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
            "--propagation", "private"]
     if os.geteuid() != 0:

@@ -232,6 +232,18 @@ def malformed(ctx: Context) -> Generator[Step, list[Reply], None]:
     yield tool("submit", answer=float(replies[0].text.strip()))
 
 
+def hostile(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """Arguments built to break a host (5000-deep nesting, a 400-digit number, 300 kB of
+    text, a 250,000-element list), then a valid answer: each must come back as a short
+    error that costs nothing, and the episode must still end in a record."""
+    deep = "[" * 5000 + "]" * 5000
+    yield Step((Call("submit", '{"answer": ' + deep + "}"),))
+    yield Step((Call("submit", '{"answer": 1' + "0" * 400 + "}"),))
+    yield tool("submit", answer="x" * 300_000)
+    yield tool("submit", answer=[0.5] * 250_000)
+    yield tool("submit", answer=50.0)
+
+
 # ---- cheater ------------------------------------------------------------------------
 CHEATS: list[tuple[str, str]] = [
     ("read the cache", """\
@@ -318,6 +330,7 @@ POLICIES: dict[str, Policy] = {
     "cheater": cheater,
     "stub-solution": stub_solution,
     "grader": grader,
+    "hostile": hostile,
 }
 
 

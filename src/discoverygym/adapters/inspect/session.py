@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from ...core import Episode, EpisodeSpec, ToolResult, get_suite
+from ...core import EpisodeSpec, ToolResult
 from ...sandbox import ExecResult, Interpreter, SandboxConfig
 from ..interpreter_tool import episode_sandbox
 
@@ -30,11 +30,6 @@ PYTHON_TOOL_PARAMETERS = {
     "required": ["code"],
     "additionalProperties": False,
 }
-
-
-def build_episode(spec: EpisodeSpec) -> Episode:
-    """The episode `spec` describes (may be CPU-heavy: call it off the event loop)."""
-    return get_suite(spec.suite).episode(spec.task_id, seed=spec.seed, **spec.options)
 
 
 def _short(value: Any) -> str:
@@ -60,7 +55,7 @@ class EpisodeSession:
 
     def __init__(self, spec: EpisodeSpec, sandbox: SandboxConfig | None = None) -> None:
         self.spec = spec
-        self.episode = build_episode(spec)
+        self.episode = spec.build()
         self.interpreter = Interpreter(self.episode.workspace(),
                                        episode_sandbox(self.episode, sandbox or SandboxConfig()))
         self.log: list[dict[str, Any]] = []
@@ -87,6 +82,12 @@ class EpisodeSession:
             self._note(name, args, result.text, result.is_error,
                        duration_s=round(time.perf_counter() - started, 4))
             return result
+
+    def refuse(self, name: str, reason: str) -> None:
+        """A call Inspect refused before it reached the episode: a free tool error."""
+        with self._lock:
+            result = self.episode.refuse(name, reason)
+            self._note(name, None, result.text, True)
 
     def run_python(self, code: str) -> tuple[str, bool]:
         """Run code in the interpreter: (text for the agent, whether it failed)."""

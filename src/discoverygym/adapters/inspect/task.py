@@ -17,13 +17,21 @@ from inspect_ai.model import ChatMessageTool, ChatMessageUser, Model, model_role
 from inspect_ai.model._model import sample_model_usage
 from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import ContentImage, ContentText, Tool, ToolDef, ToolError, ToolParams
+from inspect_ai.tool import (
+    ContentImage,
+    ContentText,
+    Tool,
+    ToolCallError,
+    ToolDef,
+    ToolError,
+    ToolParams,
+)
 from inspect_ai.tool import ToolResult as InspectToolResult
 
 from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
+from ...core.bounded import clip
 from ...sandbox import SandboxConfig
 from .limits import (
-    TIER_LIMITS,
     AgentLimits,
     episode_limits,
     sandbox_config,
@@ -40,6 +48,7 @@ CONTINUE_PROMPT = ("You have not submitted an answer yet. Continue working with 
 # Replies without a tool call, each answered with CONTINUE_PROMPT, before the episode
 # is ended as failed (saves tokens when a model has given up).
 MAX_IDLE_TURNS = 3
+TOOL_ERROR_CHARS = 600  # what the model is shown of an Inspect refusal
 
 # Live sessions by sample uuid: the solver opens one, the scorer closes it out.
 SESSIONS: dict[str, EpisodeSession] = {}
@@ -119,8 +128,8 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
         config = sandbox or sandbox_config(spec.suite)
         session = await anyio.to_thread.run_sync(EpisodeSession, spec, config)
         SESSIONS[state.uuid] = session
-        if spec.suite in TIER_LIMITS:
-            suite = get_suite(spec.suite)
+        suite = get_suite(spec.suite)
+        if suite.tier_limits:
             tags = await anyio.to_thread.run_sync(_episode_tags, suite, spec.task_id)
             limits = episode_limits(spec.suite, spec.options, tags)
             state.token_limit = limits.tokens
@@ -133,6 +142,9 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
 
         async def on_continue(agent_state: AgentState) -> bool | str:
             nonlocal idle_turns
+            for name, reason in _take_refusals(agent_state.messages):
+                if name != PYTHON_TOOL:  # python calls are not the episode's tool calls
+                    session.refuse(name, reason)
             if session.done:
                 return False
             if agent_state.output.message.tool_calls:
@@ -156,6 +168,24 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
                 await anyio.to_thread.run_sync(session.close)
 
     return solve
+
+
+def _take_refusals(messages: list[Any]) -> list[tuple[str, str]]:
+    """Inspect's own refusals in the turn just taken (unknown tool, unparsable or
+    schema-invalid arguments): (tool, reason) for each, so the episode counts them as
+    tool errors as every other door does. They quote the whole argument text back
+    (3 MB of it for a 3 MB string), so they are cut before the model reads them."""
+    refused = []
+    for message in reversed(messages):
+        if not isinstance(message, ChatMessageTool):
+            break
+        error = message.error
+        if error is None or error.type != "parsing":
+            continue
+        if len(error.message) > TOOL_ERROR_CHARS:
+            message.error = ToolCallError(error.type, clip(error.message, TOOL_ERROR_CHARS))
+        refused.append((str(message.function), message.error.message))
+    return refused[::-1]
 
 
 def _limit_reason() -> str | None:

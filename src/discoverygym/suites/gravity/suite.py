@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
 from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, published_pairs, tasks_for_world
@@ -43,6 +43,11 @@ class GravitySuite(Suite):
     once) and infer a physical quantity, answered in SI."""
 
     name = "gravity"
+    # Gravity-Bench publishes no LLM limits: room for a budget-obs-100 episode (ten
+    # observe calls, a few analysis steps) several times over.
+    agent_limits = AgentLimits(messages=200, tokens=1_000_000, time_s=1800)
+    python_limits = PythonLimits(time_limit_s=60, cpu_s=900)
+    agent_note = "Answers are always in SI units, whatever units the data are shown in."
     description = ("Gravity-Bench-v1: two-body REBOUND worlds; plan observations under a "
                    "budget and infer physical quantities (50 tasks, 206 task-world pairs).")
     run_options = (

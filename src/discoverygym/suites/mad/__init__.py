@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .protocol import MadEpisode
 from .worlds import WORLDS, World, make_world, world_class
 
@@ -79,6 +79,9 @@ class MadSuite(Suite):
     """Measure-then-predict in worlds with altered physical laws."""
 
     name = "mad"
+    agent_limits = AgentLimits(messages=300, tokens=1_500_000, time_s=3600)
+    python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
+    agent_note = "The laws of this world may differ from the ones you know; infer them from data."
     description = ("MaD Physics: buy noisy measurements of a world with altered laws under a "
                    "budget, then predict unseen later states")
 

@@ -1,13 +1,14 @@
 """`discoverygym package check DIR`: the static and dynamic checks a package must pass.
 
 Each problem is a `Finding(rule, path, message)`; a package passes when there are none.
-Static: completeness, one primary metric and a parsable SOTA per instance, cross-file
-consistency, the information firewall over `problem/`. Dynamic: the evaluator on a
+Static: completeness, one primary metric and a parsable SOTA per instance, a SOTA
+better than the instance's baseline, cross-file consistency, the information firewall over `problem/`. Dynamic: the evaluator on a
 reference submission, on an empty (trivial) one and on malformed outputs."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import shutil
 import tempfile
@@ -17,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .evaluator_runner import run_evaluator
-from .package import Package, PackageError, load_package
+from .package import Instance, Package, PackageError, load_package
+from .scoring import parse_sota
 
 REQUIRED = ("metadata.json", "problem", "problem/README.md", "evaluation",
             "evaluation/evaluator.py", "evaluation/ground_truth", "environment", "licenses")
@@ -115,6 +117,25 @@ def binary_leak_findings(pkg: Package) -> list[Finding]:
     return out
 
 
+def _baseline_findings(inst: Instance) -> list[Finding]:
+    """A SOTA no better than the instance's own baseline (the same figure, or a worse
+    one) makes g = 0 for the baseline say nothing: the task is scored against itself."""
+    if not isinstance(inst.baseline, dict) or inst.sota is None:
+        return []
+    baseline = parse_sota(inst.baseline.get("value"), inst.direction)
+    if baseline is None:
+        return []
+    better = inst.sota > baseline if inst.direction == "higher_is_better" else \
+        inst.sota < baseline
+    if better:
+        return []
+    how = "equals" if math.isclose(baseline, inst.sota, rel_tol=1e-9, abs_tol=0.0) else \
+        "is better than"
+    return [Finding("sota", "metadata.json",
+                    f"instance {inst.name}: the baseline ({baseline:g}) {how} the SOTA "
+                    f"({inst.sota:g}); the SOTA must come from a stronger method")]
+
+
 def static_findings(pkg: Package) -> list[Finding]:
     out: list[Finding] = []
     root = pkg.root
@@ -135,6 +156,8 @@ def static_findings(pkg: Package) -> list[Finding]:
         elif inst.sota == 0:
             out.append(Finding("sota", "metadata.json",
                                f"instance {inst.name}: SOTA is 0, so g is undefined"))
+        else:
+            out += _baseline_findings(inst)
     gt = root / "evaluation" / "ground_truth"
     data = root / "problem" / "data"
     for inst in pkg.instances:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from .scoring import BUCKET_LABELS
+from .report import aggregate_table
 
 package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve, "
                           "summary, validate.",
@@ -61,29 +60,6 @@ def new_cmd(
         raise typer.Exit(2) from exc
     console.print(f"created {root}; fill in the TODOs, then run "
                   f"`discoverygym package check {root}`")
-
-
-def aggregate_table(agg: dict[str, Any], title: str) -> Table:
-    """The NatureBench aggregates (summary.json's suite_summary) as a table: one row for
-    all tasks, one per domain."""
-    table = Table(title=title, caption="surpass: g > 0.1 · match: g >= 0 · failed or "
-                  "invalid tasks count g = -1 · last five columns: tasks per g bucket")
-    for name in ("tasks", "n", "surpass", "match", "mean g", "median g", "done",
-                 *(b.replace(" ", "") for b in BUCKET_LABELS)):
-        table.add_column(name, justify="left" if name == "tasks" else "right")
-
-    def row(label: str, a: dict[str, Any]) -> None:
-        if not a.get("n_tasks"):
-            return
-        table.add_row(escape(label), str(a["n_tasks"]), f"{a['surpass_rate']:.0%}",
-                      f"{a['match_rate']:.0%}", f"{a['mean_g']:+.3f}", f"{a['median_g']:+.3f}",
-                      f"{a['completion_rate']:.0%}",
-                      *(str(a["buckets"][b]) for b in BUCKET_LABELS))
-
-    row("all", agg)
-    for domain, sub in agg.get("per_domain", {}).items():
-        row(f"  {domain}", sub)
-    return table
 
 
 @package_app.command("summary")

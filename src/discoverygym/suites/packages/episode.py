@@ -25,6 +25,7 @@ from ...core.safe_paths import (
 from . import validity
 from .evaluator_runner import Evaluation
 from .package import Package
+from .scoring import FAILED_G, clip_g, clipped_task_score
 from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -35,9 +36,10 @@ PROMPT = """You are working on a research task. Its full description follows (pr
 
 {readme}
 
-Your data is in the read-only directory DATA_DIR = {data_dir} (the task's problem/ folder).
-Write your outputs under OUTPUT_DIR = {output_dir}, as the output format above says, with
-the `write_file` tool (paths relative to OUTPUT_DIR). `read_file` and `list_files` read
+Your data is in the read-only directory DATA_DIR (the task's problem/ folder). Write your
+outputs under OUTPUT_DIR, as the output format above says, with the `write_file` tool
+(paths relative to OUTPUT_DIR); in the python tool the variables DATA_DIR and OUTPUT_DIR
+hold the two folders' paths. `read_file` and `list_files` read
 DATA_DIR (prefix "data:") or OUTPUT_DIR (prefix "output:"). `evaluate` scores your current
 outputs and reports, per dataset, how you compare with the best published result
 (g = 0 matches it, g > 0 beats it). Your best evaluation is your result; if you never
@@ -133,8 +135,9 @@ class PackageEpisode(Episode):
     @property
     def prompt(self) -> str:
         minutes = self._service.timer.total_s / 60
+        # No folder path in the prompt: they are random temporary names, and the prompt
+        # (a Gym observation) must be the same for the same seed.
         text = PROMPT.format(readme=(self._package.problem_dir / "README.md").read_text(),
-                             data_dir=self._data_dir, output_dir=self._output_dir,
                              runtime=f"{minutes:g} minutes")
         if self._package.has_split:
             text += SPLIT_NOTE.format(
@@ -151,6 +154,15 @@ class PackageEpisode(Episode):
 
     def budget_left(self) -> float | None:
         return self._service.timer.remaining()
+
+    def calibration_outputs(self) -> dict[str, bytes]:
+        """The package's reference submission as {path under OUTPUT_DIR: bytes}: its
+        `evaluation/reference_submission/`, else its ground truth (which uses the output
+        file names). For the privileged oracle agent only: no tool or view reaches it."""
+        ref = self._package.evaluation_dir / "reference_submission"
+        source = ref if ref.is_dir() else self._package.evaluation_dir / "ground_truth"
+        return {str(p.relative_to(source)): p.read_bytes()
+                for p in sorted(source.rglob("*")) if p.is_file() and not p.is_symlink()}
 
     def sandbox_dirs(self) -> dict[str, list[str]]:
         """DATA_DIR read-only and OUTPUT_DIR writable in the agent's interpreter."""
@@ -320,7 +332,8 @@ class PackageEpisode(Episode):
             if ev is None or not ev.ok:
                 error = (ev.error if ev is not None else self._final_error) or "no final evaluation"
                 return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
-                             truth=None, error=error, details={**details, "completed": False})
+                             truth=None, error=error, details={**details, "completed": False,
+                                                               "g_clipped": FAILED_G})
             g, raw, score = ev.g, ev.raw, ev.score
         else:
             if best is None:
@@ -328,7 +341,8 @@ class PackageEpisode(Episode):
                 error = errors[-1] if errors else (self._refusals[-1] if self._refusals
                                                    else "no successful evaluation")
                 return Score(passed=False, score=-1.0, metric="g", value=-1.0, threshold=0.0,
-                             truth=None, error=error, details={**details, "completed": False})
+                             truth=None, error=error, details={**details, "completed": False,
+                                                               "g_clipped": FAILED_G})
             g, raw, score = best.g, best.raw, best.score
             details["best_attempt"] = best.number
         # Completed: the evaluator measured at least one scored instance (an evaluation
@@ -336,13 +350,17 @@ class PackageEpisode(Episode):
         measured = [i.name for i in scored
                     if isinstance(raw.get(i.name), dict)
                     and isinstance(raw[i.name].get(i.metric), int | float)]
+        # `value` keeps the published g; `score` (what run summaries, the leaderboard and
+        # the reports average) is g_clipped, so one wild instance cannot swamp a mean.
+        g_clipped = clipped_task_score(g.values()) if g else clip_g(score)
         details.update(completed=bool(measured), instance_g=g, raw_scores=raw,
-                       surpass=score > 0.1)
+                       instance_g_clipped={k: clip_g(v) for k, v in g.items()},
+                       g_clipped=g_clipped, surpass=score > 0.1)
         error = None
         if not measured:
             reasons = sorted({str(v.get("error")) for v in raw.values()
                               if isinstance(v, dict) and v.get("error")})
             error = "no instance was measured" + (f": {'; '.join(reasons)[:300]}"
                                                   if reasons else "")
-        return Score(passed=score >= 0.0, score=score, metric="g", value=score,
+        return Score(passed=score >= 0.0, score=g_clipped, metric="g", value=score,
                      threshold=0.0, truth=None, error=error, details=details)

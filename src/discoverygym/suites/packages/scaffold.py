@@ -84,9 +84,14 @@ def scaffold(name: str, parent: Path) -> Path:
         "performance_entries": [{"dataset_name": instance, "metrics": [{
             "name": "absolute_error", "is_primary": True, "metric_direction": "lower_is_better",
             "source_description": "TODO", "unit": "",
-            "sota_score": [{"value": "TODO", "method": "TODO: literature or our strongest "
-                                                      "baseline"}],
-            "baseline_score": None}]}],
+            "sota_score": [{"value": "TODO", "method": "TODO: the publication, or your "
+                                                      "strongest method",
+                            "provenance": {"label": "TODO: literature, or our strongest "
+                                                    "method, run once and frozen",
+                                           "method": "TODO", "run_by": "TODO",
+                                           "date": "TODO", "command": "TODO"}}],
+            "baseline_score": {"value": "TODO: a simpler honest method's figure, worse "
+                                        "than the SOTA", "method": "TODO"}}]}],
     }
     (root / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     (root / "problem/README.md").write_text(README.format(title=name))

@@ -2,7 +2,13 @@
 
 Per instance g = dir · (m − m_sota) / |m_sota| with dir = +1 when higher is better and
 −1 when lower is better. The task score is the mean g over primary instances, a failed
-or missing instance counting −1. These functions are the only place the rule lives."""
+or missing instance counting −1. These functions are the only place the rule lives.
+
+g is unbounded below: an answer a thousand times worse than the SOTA scores about
+−1000, far below a missing answer (−1). The published formula is kept, and beside it
+g_clipped floors each instance at −1 (a wild answer is worth no less than none), so one
+wild instance cannot swamp a mean. Surpass, Match and the buckets use the published g
+(thresholds are not swamped); means and medians use g_clipped."""
 
 from __future__ import annotations
 
@@ -72,11 +78,29 @@ def task_score(instance_gs: Iterable[float]) -> float:
     return statistics.fmean(values) if values else FAILED_G
 
 
+def clip_g(g: float) -> float:
+    """g_clipped = max(g, −1): a wild answer counts as no worse than a missing one."""
+    return max(g, FAILED_G) if not math.isnan(g) else FAILED_G
+
+
+def clipped_task_score(instance_gs: Iterable[float]) -> float:
+    """Mean of the clipped instance g's (≥ −1, and ≥ max(task score, −1))."""
+    return task_score(clip_g(g) for g in instance_gs)
+
+
 @dataclass(frozen=True)
 class TaskResult:
     task: str
     domain: str
     g: float | None  # None: the task never produced a valid evaluation (counts −1)
+    #: the record's g_clipped; None (older records): max(g, −1)
+    g_clipped: float | None = None
+
+    @property
+    def clipped(self) -> float:
+        if self.g is None:
+            return FAILED_G
+        return clip_g(self.g if self.g_clipped is None else self.g_clipped)
 
 
 def bucket(g: float) -> str:
@@ -98,6 +122,7 @@ BUCKET_LABELS = ("< -0.5", "-0.5..0", "0..0.1", "0.1..0.5", "> 0.5")
 
 def _rates(results: Sequence[TaskResult]) -> dict[str, Any]:
     gs = [FAILED_G if r.g is None else r.g for r in results]
+    clipped = [r.clipped for r in results]
     n = len(gs)
     if n == 0:
         return {"n_tasks": 0}
@@ -105,16 +130,19 @@ def _rates(results: Sequence[TaskResult]) -> dict[str, Any]:
         "n_tasks": n,
         "surpass_rate": sum(g > SURPASS_G for g in gs) / n,
         "match_rate": sum(g >= 0 for g in gs) / n,
-        "mean_g": statistics.fmean(gs),
-        "median_g": statistics.median(gs),
+        "mean_g": statistics.fmean(clipped),
+        "median_g": statistics.median(clipped),
+        "mean_g_published": statistics.fmean(gs),
+        "median_g_published": statistics.median(gs),
         "completion_rate": sum(r.g is not None for r in results) / n,
         "buckets": {label: sum(bucket(g) == label for g in gs) for label in BUCKET_LABELS},
     }
 
 
 def aggregate(results: Sequence[TaskResult]) -> dict[str, Any]:
-    """Surpass (g > 0.1), Match (g ≥ 0), mean and median g (invalid = −1), completion
-    rate, distribution buckets, and the same per domain."""
+    """Surpass (g > 0.1), Match (g ≥ 0), mean and median g_clipped (invalid = −1; the
+    unclipped figures as *_published), completion rate, distribution buckets (by the
+    published g), and the same per domain."""
     out = _rates(results)
     domains: dict[str, list[TaskResult]] = {}
     for r in results:

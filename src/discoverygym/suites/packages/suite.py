@@ -5,16 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import PackageEpisode
-from .package import find_packages, load_package
+from .package import load_package, package_roots
 from .scoring import TaskResult, aggregate
-
-CATALOG = Path(__file__).resolve().parent / "catalog"
 
 
 class PackagesSuite(Suite):
     name = "packages"
+    agent_limits = AgentLimits(messages=400, tokens=2_000_000, time_s=3600)
+    python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
+    agent_note = "Write your outputs where the task says; the evaluator checks them."
     description = "research task packages scored against the published state of the art"
     run_options = (
         RunOption("packages", "Directory of packages (default: the shipped catalog).", str),
@@ -23,11 +24,8 @@ class PackagesSuite(Suite):
                   "package's runtime).", float),
     )
 
-    def _dir(self, packages: str | None) -> Path:
-        return Path(packages).expanduser().resolve() if packages else CATALOG
-
     def _roots(self, packages: str | None = None) -> dict[str, Path]:
-        return {p.name: p for p in find_packages(self._dir(packages))}
+        return package_roots(packages)
 
     def tasks(self) -> list[TaskInfo]:
         out = []
@@ -58,13 +56,14 @@ class PackagesSuite(Suite):
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         results = [TaskResult(r["task_id"], r.get("details", {}).get("domain", "unknown"),
-                              r["value"] if r.get("details", {}).get("completed") else None)
+                              r["value"] if r.get("details", {}).get("completed") else None,
+                              r.get("details", {}).get("g_clipped"))
                    for r in records]
         return aggregate(results)
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """The aggregates as a rich table, for `discoverygym run` to print under its own
         table (Surpass, Match, mean/median g, completion, per domain, buckets)."""
-        from .cli import aggregate_table
+        from .report import aggregate_table
 
         return aggregate_table(suite_summary, "packages: g against the state of the art")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .package import Package
+from .package import Package, package_roots
 from .scoring import TaskResult, aggregate
 
 OUTCOMES = ("valid", "invalid", "passed_deterministic", "grader_error")
@@ -331,9 +331,7 @@ def _code_texts(record: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _readme(record: dict[str, Any]) -> str:
-    from .suite import PackagesSuite
-
-    roots = PackagesSuite()._roots(record.get("options", {}).get("packages"))
+    roots = package_roots(record.get("options", {}).get("packages"))
     root = roots.get(record["task_id"])
     return (root / "problem/README.md").read_text() if root else "(the package is not found)"
 
@@ -372,7 +370,9 @@ def validate_records(records: list[dict[str, Any]], grader: Grader | None = None
         value = record.get("value")
         g = value if completed and isinstance(value, int | float) and math.isfinite(value) \
             else None
-        results.append(TaskResult(record["task_id"], details.get("domain", "unknown"), g))
+        clipped = details.get("g_clipped") if g is not None else None
+        results.append(TaskResult(record["task_id"], details.get("domain", "unknown"), g,
+                                  clipped if isinstance(clipped, int | float) else None))
     counts = {o: sum(v["outcome"] == o for v in verdicts) for o in OUTCOMES}
     return {"verdicts": verdicts, "counts": counts, "aggregate_valid_only": aggregate(results)}
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
 from .evaluator import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .kepler import mean_longitude_from_periastron, semi_amplitude_ms
 from .task import RVTask
@@ -226,6 +226,13 @@ class StargazerEpisode(Episode):
         """An agent that stopped without `end` still has its best submission scored."""
         if not self.answered and self._best is not None:
             self._finish(self._submissions[self._best][0])
+
+    def _extend_record(self, record: EpisodeRecord) -> None:
+        # also on records without an answer: what the agent was allowed to spend
+        record.details.setdefault("mode", self._mode)
+        record.details.setdefault("tier", self._task.tier)
+        record.details.setdefault("n_submissions", len(self._submissions))
+        record.details["max_submissions"] = self._limit
 
     def _truth_for_record(self) -> Any:
         return {"planets": self._task.truth_planets(), "n_planets": int(self._task.truth.shape[0])}

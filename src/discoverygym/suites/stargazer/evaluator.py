@@ -22,7 +22,8 @@ v2 (ours):
   rms:   sqrt(mean(r_i^2 / s_i^2)) <= 1.5, with s_i^2 = sigma_i^2 + the task's noise
          variance beyond the quoted sigma (true jitter^2 + activity-GP sigma^2 for
          synthetic tasks; the refit's jitter^2 for real ones; the file's jitter^2 and GP
-         sigma^2 for imported ones).
+         sigma^2 for imported ones; for imported real-data files, by default, the ML
+         jitter^2 of each instrument under our rebuilt truth).
   bic:   as v1.
   match: as v1 but the mean runs over the TRUE planets: an unmatched or dropped truth
          planet contributes exp(-d) = 0; match = sum_kept exp(-d) / N_true

@@ -57,10 +57,9 @@ class RealSystem:
     note: str = ""
 
 
-# Stellar masses: as used by the published task generator, except where marked
-# "approximate" (no published task value; a typical literature value).
+# Stellar masses (Msun): the values of the published task files (config.star.M_star_sun).
 SYSTEMS = (
-    RealSystem("real-001", "51_Peg", "51_Peg/stargazer_real_001.csv", 1.11, "approximate"),
+    RealSystem("real-001", "51_Peg", "51_Peg/stargazer_real_001.csv", 1.11, "Stargazer"),
     RealSystem("real-002", "55_Cnc", "55_Cnc/stargazer_real_002.csv", 0.95, "Stargazer"),
     RealSystem("real-003", "GJ_581", "GJ_581/stargazer_real_003.csv", 0.31, "Stargazer"),
     RealSystem("real-004", "GJ_876", "GJ_876/stargazer_real_004.csv", 0.334, "Stargazer",
@@ -75,11 +74,11 @@ SYSTEMS = (
     RealSystem("real-008", "HD_160691", "HD_160691/romanorbits_benedict2022.csv", 1.08,
                "Stargazer"),
     RealSystem("real-009", "HD_179949", "HD_179949/stargazer_real_009.csv", 1.24, "Stargazer"),
-    RealSystem("real-010", "HD_189733", "HD_189733/stargazer_real_010.csv", 0.82,
-               "approximate"),
+    RealSystem("real-010", "HD_189733", "HD_189733/stargazer_real_010.csv", 0.823,
+               "Stargazer"),
     RealSystem("real-011", "HD_20794", "HD_20794/stargazer_real_011.csv", 0.70, "Stargazer"),
-    RealSystem("real-012", "HD_209458", "HD_209458/stargazer_real_012.csv", 1.13,
-               "approximate"),
+    RealSystem("real-012", "HD_209458", "HD_209458/stargazer_real_012.csv", 1.148,
+               "Stargazer"),
     # the transcription lists planets b and c only; Delisle et al. (2018) report four
     # (d at 10.86 d, e at 25.2 d; circular fits). Their K are started at 1 m/s.
     RealSystem("real-013", "HD_215152", "HD_215152/stargazer_real_013.csv", 0.77, "Stargazer",
@@ -327,18 +326,28 @@ def build(source_dir: Path, out_dir: Path) -> list[dict[str, Any]]:
     return table
 
 
+def fixed_orbit_jitter(times_days: np.ndarray, rv_ms: np.ndarray, err_ms: np.ndarray,
+                       instrument: np.ndarray, planets: np.ndarray) -> tuple[np.ndarray, float]:
+    """Maximum-likelihood jitter per instrument (m/s, instruments in sorted label order)
+    of a fixed (N, 5) orbit, alternating with the weighted per-instrument offsets, and
+    the unweighted residual RMS (m/s). Phases are taken at t_ref = the first epoch."""
+    labels = sorted(set(instrument.tolist()))
+    index = np.array([labels.index(x) for x in instrument])
+    resid = rv_ms - rv_curves(times_days, planets, float(np.min(times_days))).sum(axis=0)
+    jitter = np.zeros(len(labels))
+    for _ in range(N_ITER):
+        r = resid - _offsets(resid, err_ms ** 2 + jitter[index] ** 2, index, len(labels))
+        jitter = np.array([_ml_jitter(r[index == k], err_ms[index == k])
+                           for k in range(len(labels))])
+    return jitter, float(np.sqrt(np.mean(r ** 2)))
+
+
 def refit_jitter_only(data: RealData, planets: np.ndarray, fit: dict[str, Any]) -> dict[str, Any]:
     """Jitter and RMS of a fixed orbit (used when the literature orbit is kept)."""
     labels = sorted(set(data.instrument.tolist()))
-    index = np.array([labels.index(x) for x in data.instrument])
-    resid = data.rv_ms - rv_curves(data.times_days, planets, data.times_days[0]).sum(axis=0)
-    jitter = np.zeros(len(labels))
-    for _ in range(N_ITER):
-        r = resid - _offsets(resid, data.err_ms ** 2 + jitter[index] ** 2, index, len(labels))
-        jitter = np.array([_ml_jitter(r[index == k], data.err_ms[index == k])
-                           for k in range(len(labels))])
-    return {**fit, "jitter_ms": dict(zip(labels, jitter.tolist(), strict=True)),
-            "rms_ms": float(np.sqrt(np.mean(r ** 2)))}
+    jitter, rms = fixed_orbit_jitter(data.times_days, data.rv_ms, data.err_ms, data.instrument,
+                                     planets)
+    return {**fit, "jitter_ms": dict(zip(labels, jitter.tolist(), strict=True)), "rms_ms": rms}
 
 
 # ---- tasks -----------------------------------------------------------------------------
@@ -366,6 +375,26 @@ def real_task(task_id: str) -> RVTask:
         instrument=data.instrument, truth=np.array(entry["truth"], dtype=float),
         truth_jitter_ms=jitter, extra_var_ms2=jitter[index] ** 2,
         meta={"truth_used": entry["truth_used"], "note": _SYSTEM_OF[task_id].note})
+
+
+def rebuilt_truth(published_id: str, times_days: np.ndarray) -> tuple[str, np.ndarray]:
+    """Our rebuilt truth for the data of a published real-data task file: (our task id,
+    (N, 5) planets with phases at the file's first epoch). The file's task id names the
+    system (real_NNN -> real-NNN) and its epochs, relative to the first, must be those of
+    our shipped data (to 1e-6 d), so the truth was fit to the same observations.
+    ValueError (with the reason) otherwise."""
+    our_id = str(published_id).strip().replace("_", "-")
+    entries = {e["task_id"]: e for e in real_table()}
+    if our_id not in entries:
+        raise ValueError(f"its task id {published_id!r} names none of the shipped real "
+                         "systems real_001..real_020")
+    shipped = np.sort(read_csv(entries[our_id]["csv"])["time_jd"].to_numpy(float))
+    mine = np.sort(np.asarray(times_days, dtype=float))
+    if mine.size != shipped.size or not np.allclose(mine - mine[0], shipped - shipped[0],
+                                                    rtol=0.0, atol=1e-6):
+        raise ValueError(f"its observation epochs differ from the shipped data of {our_id}")
+    # the shipped truth's phases are at the first epoch of the same epochs
+    return our_id, np.array(entries[our_id]["truth"], dtype=float)
 
 
 if __name__ == "__main__":  # pragma: no cover - maintainers' build step

@@ -6,11 +6,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
 from .episode import StargazerEpisode
 from .evaluator import CRITERIA, MODES
-from .importer import ImportRefused, load_published, published_files
+from .importer import REAL_SETUPS, ImportRefused, load_published, published_files
 from .real import REAL_IDS, real_task
 from .task import RVTask
 
@@ -29,6 +29,21 @@ def _parse_mode(value: str) -> str:
     return value
 
 
+def _parse_real_setup(value: str) -> str:
+    if value not in REAL_SETUPS:
+        raise ValueError(f"real_setup must be one of {', '.join(REAL_SETUPS)}")
+    return value
+
+
+def scoring_mode(tier: str, mode: str, real_setup: str) -> str:
+    """The mode a task is scored in. Real tasks (ours and imported real-data files) are
+    scored in v2 unless `real_setup` is "published": under v1 even their true orbits
+    fail (the rms gate ignores jitter; the published files' phases are off)."""
+    if tier == "real" and real_setup == "rebuilt":
+        return "v2"
+    return mode
+
+
 def _parse_tasks(value: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in value.split(",") if x.strip())
 
@@ -38,6 +53,16 @@ class StargazerSuite(Suite):
     imported published task files, scored in the published mode v1 or our strict v2."""
 
     name = "stargazer"
+    # The published per-tier budgets (tokens and seconds; see the spec); Keplerian fits
+    # and nested sampling take longer in the interpreter.
+    agent_limits = AgentLimits(messages=300, tokens=900_000, time_s=1500)
+    tier_limits = {  # noqa: RUF012 - a read-only table
+        "easy": AgentLimits(messages=300, tokens=200_000, time_s=600),
+        "medium": AgentLimits(messages=300, tokens=450_000, time_s=900),
+        "hard": AgentLimits(messages=300, tokens=900_000, time_s=1500),
+    }
+    python_limits = PythonLimits(time_limit_s=180, cpu_s=1800)
+    agent_note = "Fit every planet you find; submit the planet list in the stated format."
     description = ("Find the planets in radial-velocity data: synthetic tasks in three "
                    "tiers, real systems, published task files; scoring v1 (published) or "
                    "v2 (strict).")
@@ -49,6 +74,10 @@ class StargazerSuite(Suite):
                   int),
         RunOption("tasks_from", "directory of published task JSON files to run instead", str),
         RunOption("tasks", "comma-separated task ids", _parse_tasks),
+        RunOption("real_setup",
+                  "real tasks: rebuilt (default: scored in v2; imported real files against "
+                  "our rebuilt truths) | published (scored in --mode; imported real files "
+                  "against their own truths)", _parse_real_setup, "rebuilt"),
     )
 
     # ---- tasks -------------------------------------------------------------------------
@@ -70,7 +99,8 @@ class StargazerSuite(Suite):
             files = published_files(tasks_from)
             if task_id in files:
                 try:
-                    return load_published(files[task_id])
+                    return load_published(files[task_id],
+                                          real_setup=options.get("real_setup") or "rebuilt")
                 except ImportRefused as exc:
                     raise ValueError(str(exc)) from None
         if is_bank_id(task_id):
@@ -86,32 +116,48 @@ class StargazerSuite(Suite):
             "or the file stems of a --tasks-from directory.")
 
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> StargazerEpisode:
-        mode = options.get("mode", "v2")
-        unknown = set(options) - {"mode", "tasks_from"}
+        """One episode. Options: mode (v1 | v2), real_setup (rebuilt | published; real
+        tasks only, recorded in their options), tasks_from (a published-file directory)."""
+        unknown = set(options) - {"mode", "tasks_from", "real_setup"}
         if unknown:
             raise ValueError(f"unknown stargazer episode option(s): {', '.join(sorted(unknown))}")
+        mode = _parse_mode(options.get("mode") or "v2")
+        real_setup = _parse_real_setup(options.get("real_setup") or "rebuilt")
         task = self.load_task(task_id, **options)
-        return StargazerEpisode(task, seed=seed, mode=_parse_mode(mode),
-                                options={k: v for k, v in options.items() if v is not None}
-                                | {"mode": mode})
+        recorded = {k: v for k, v in options.items() if v is not None}
+        if task.tier == "real":
+            mode = scoring_mode(task.tier, mode, real_setup)
+            recorded["real_setup"] = real_setup
+        return StargazerEpisode(task, seed=seed, mode=mode, options=recorded | {"mode": mode})
 
     # ---- plans -------------------------------------------------------------------------
     def plan(self, *, tier: str | None = None, mode: str = "v2", bank_seed: int | None = None,
              tasks_from: str | None = None, tasks: tuple[str, ...] | None = None,
-             seeds: int = 1) -> list[EpisodeSpec]:
-        """Episodes of a run. Default: the default bank's 100 tasks and the 20 real ones."""
+             real_setup: str = "rebuilt", seeds: int = 1) -> list[EpisodeSpec]:
+        """Episodes of a run. Default: the default bank's 100 tasks and the 20 real ones.
+        Each spec's options are those its record will carry (real tasks: the mode they
+        are scored in and `real_setup`)."""
         _parse_mode(mode)
+        _parse_real_setup(real_setup)
         options: dict[str, Any] = {"mode": mode}
-        ids = self._plan_ids(tier, bank_seed, tasks_from, options)
+        ids = self._plan_ids(tier, bank_seed, tasks_from, options, real_setup)
         if tasks:
             wanted = set(tasks)
             ids = [i for i in ids if i in wanted] + [
-                i for i in tasks if i not in set(ids) and self._known(i, options)]
-        return [EpisodeSpec(self.name, task_id, s, dict(options))
-                for task_id in ids for s in range(seeds)]
+                i for i in tasks if i not in set(ids)
+                and self._known(i, options | {"real_setup": real_setup})]
+        specs = []
+        for task_id in ids:
+            task_options = dict(options)
+            if self._is_real(task_id, options | {"real_setup": real_setup}):
+                task_options |= {"mode": scoring_mode("real", mode, real_setup),
+                                 "real_setup": real_setup}
+            specs += [EpisodeSpec(self.name, task_id, s, dict(task_options))
+                      for s in range(seeds)]
+        return specs
 
     def _plan_ids(self, tier: str | None, bank_seed: int | None, tasks_from: str | None,
-                  options: dict[str, Any]) -> list[str]:
+                  options: dict[str, Any], real_setup: str) -> list[str]:
         ids: list[str] = []
         if tasks_from:
             # a directory of published files replaces the banks; the tier filter uses each
@@ -120,7 +166,7 @@ class StargazerSuite(Suite):
             options["tasks_from"] = directory
             for task_id, path in published_files(directory).items():
                 try:
-                    task = load_published(path)
+                    task = load_published(path, real_setup=real_setup)
                 except ImportRefused as exc:
                     raise ValueError(str(exc)) from None
                 if tier is None or task.tier == tier:
@@ -133,6 +179,12 @@ class StargazerSuite(Suite):
         if tier == "real" or (tier is None and bank_seed is None):
             ids += list(REAL_IDS)
         return ids
+
+    def _is_real(self, task_id: str, options: dict[str, Any]) -> bool:
+        """Whether a planned id is a real task (without generating bank tasks)."""
+        if options.get("tasks_from") and task_id in published_files(options["tasks_from"]):
+            return self.load_task(task_id, **options).tier == "real"
+        return task_id in REAL_IDS
 
     def _known(self, task_id: str, options: dict[str, Any]) -> bool:
         try:

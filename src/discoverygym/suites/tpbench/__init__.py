@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, RunOption, Suite, TaskInfo, UnknownName
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import TPBenchEpisode
 from .execute import hide_directory
 from .importer import TABLE_SUFFIXES, import_table
@@ -62,6 +62,10 @@ def problem_set(directory: str | None = None) -> tuple[Problem, ...]:
 
 class TPBenchSuite(Suite):
     name = "tpbench"
+    agent_limits = AgentLimits(messages=100, tokens=500_000, time_s=1800)
+    python_limits = PythonLimits(time_limit_s=60, cpu_s=900)
+    agent_note = ("Submit a Python function or expression exactly as the task's answer "
+                  "format says; it is verified automatically.")
     description = ("Theoretical-physics problems (levels 1-5) answered with Python "
                    "functions, verified by isolated execution against expert references.")
     run_options = (

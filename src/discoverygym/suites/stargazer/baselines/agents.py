@@ -35,6 +35,9 @@ AGENTS = {
     "nested": "discoverygym.suites.stargazer.baselines.agents:NestedSamplingAgent",
     # privileged calibration agent of the suite (submits the hidden truth)
     "oracle": "discoverygym.suites.stargazer.oracle:Oracle",
+    # trivial agents: answers that ignore the data (calibration: they must fail)
+    "no-planet": "discoverygym.suites.stargazer.baselines.trivial:NoPlanetAgent",
+    "prompt-guess": "discoverygym.suites.stargazer.baselines.trivial:PromptGuessAgent",
 }
 
 
