@@ -17,6 +17,7 @@ from discoverygym.calibrate import (
     AgentRate,
     calibrate,
     calibration_specs,
+    command_line,
     parse_seeds,
     verdict,
 )
@@ -59,6 +60,12 @@ def test_verdict_rules(counts, chance, expected):
     label, reason = verdict(rates(**counts), ROLES, chance)
     assert label == expected
     assert bool(reason) == (label != VALID)
+
+
+def test_the_command_line_reproduces_the_table_in_a_shell():
+    assert command_line("gravity", [0, 1, 2], "mass_*", {"window": "published"}) == \
+        "discoverygym calibrate gravity --seeds 0-2 --tasks 'mass_*' --window published"
+    assert command_line("toy", [0, 4], None, {}) == "discoverygym calibrate toy --seeds 0,4"
 
 
 def test_every_planned_episode_is_played_once_per_seed_and_tasks_filter():

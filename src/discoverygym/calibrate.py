@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import shlex
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -263,12 +264,12 @@ def _seed_text(seeds: Sequence[int]) -> str:
 
 def command_line(suite: str, seeds: Sequence[int], tasks: str | None,
                  raw_options: dict[str, str]) -> str:
-    """The `discoverygym calibrate` command that reproduces a table."""
-    parts = ["discoverygym calibrate", suite, "--seeds", _seed_text(seeds)]
+    """The `discoverygym calibrate` command that reproduces a table (quoted for a shell)."""
+    parts = ["discoverygym calibrate", shlex.quote(suite), "--seeds", _seed_text(seeds)]
     if tasks:
-        parts += ["--tasks", tasks]
+        parts += ["--tasks", shlex.quote(tasks)]
     for key, value in raw_options.items():
-        parts += [f"--{key}", str(value)]
+        parts += [f"--{shlex.quote(key)}", shlex.quote(str(value))]
     return " ".join(parts)
 
 
