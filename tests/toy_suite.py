@@ -109,6 +109,13 @@ class GiveUp:
         view.call("probe", {"x": 50})
 
 
+class Midpoint:
+    """Submits the middle of the range without probing (a trivial constant)."""
+
+    def solve(self, view) -> None:
+        view.call("submit", {"answer": 50.0})
+
+
 class Crash:
     def solve(self, view) -> None:
         raise RuntimeError("boom")
@@ -125,7 +132,10 @@ class SlowBisect(Bisect):
 
 
 AGENTS = {"bisect": "toy_suite:Bisect", "give-up": "toy_suite:GiveUp", "crash": "toy_suite:Crash",
-          "slow-bisect": "toy_suite:SlowBisect"}
+          "slow-bisect": "toy_suite:SlowBisect", "midpoint": "toy_suite:Midpoint"}
+# `discoverygym calibrate toy`: bisection finds the number, the trivial agents cannot.
+CALIBRATION = {"oracle": ["bisect"], "baselines": [], "no_science": [],
+               "trivial": ["midpoint", "give-up"]}
 
 
 def install() -> None:
@@ -143,7 +153,7 @@ def register() -> None:
     from discoverygym.core import register_agents, register_suite
 
     register_suite("toy", "toy_suite:ToySuite", cli="toy_suite:toy_app")
-    register_agents("toy", AGENTS)
+    register_agents("toy", AGENTS, calibration=CALIBRATION)
 
 
 def _toy_app():

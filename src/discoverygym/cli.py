@@ -249,6 +249,80 @@ def audit_cmd(
     raise typer.Exit(1 if findings else 0)
 
 
+@app.command("calibrate", context_settings={"allow_extra_args": True,
+                                            "ignore_unknown_options": True})
+def calibrate_cmd(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help="Suite name (see `discoverygym list`).")],
+    seeds: Annotated[str, typer.Option(help="Seeds every (task, options) is played with: "
+                                            "'0-9', '3' or '0,2,5'.")] = "0-2",
+    tasks: Annotated[str | None, typer.Option(
+        help="Task ids or shell patterns, comma separated (default: the whole plan).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Write the table here: JSON for a .json path, else markdown.")] = None,
+    runs: Annotated[Path | None, typer.Option(
+        help="Where each agent's run directory goes (default runs/calibrate-SUITE-TIME).")]
+        = None,
+    values: Annotated[bool, typer.Option(
+        help="Add each agent's median metric to the markdown cells.")] = False,
+    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
+    resume: Annotated[bool, typer.Option(help="Reuse the records already in --runs.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bars.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+        = False,
+):
+    """Run the suite's oracle, baselines and trivial agents (its CALIBRATION) over the
+    same episodes and give each task a verdict: valid, too hard, leaks or weak.
+
+    Suite options follow as in `discoverygym run`, e.g. `--protocol budget-obs-100`.
+    Exits 1 when a task leaks (a trivial agent passes it)."""
+    from .calibrate import LEAKS, calibrate, parse_seeds, write_table
+
+    try:
+        seed_list = parse_seeds(seeds)
+        result = calibrate(suite, seeds=seed_list, tasks=tasks,
+                           raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
+                           executor=executor, workers=workers, resume=resume,
+                           show_progress=not quiet and not as_json,
+                           executor_options={"address": address} if address else None)
+    except (UnknownName, ValueError, FileExistsError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
+                      "and the same --runs")
+        raise typer.Exit(130) from None
+    if out is not None:
+        write_table(result, out, values=values)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=1))
+    else:
+        table = Table(title=f"calibration of {suite} · seeds {seeds}")
+        table.add_column("task")
+        for agent in result.agents:
+            table.add_column(agent, justify="right")
+        table.add_column("verdict")
+        colour = {"valid": "green", "too hard": "yellow", "weak": "yellow", "leaks": "red"}
+        for task in result.tasks:
+            cells = [f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
+                     for a in result.agents]
+            table.add_row(task.task_id, *cells,
+                          f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]")
+        console.print(table)
+        console.print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
+        for task in result.tasks:
+            if task.reason:
+                console.print(f"  {task.task_id}: {task.verdict} ({task.reason})")
+        for line in result.infrastructure_failures:
+            console.print(f"[red]infrastructure failure:[/red] {line}")
+        console.print(f"command: {result.command}")
+        if out is not None:
+            console.print(f"table: {out}")
+    raise typer.Exit(1 if result.counts()[LEAKS] else 0)
+
+
 @app.command("leaderboard")
 def leaderboard_cmd(
     runs: Annotated[list[str] | None, typer.Argument(

@@ -6,6 +6,7 @@ from .errors import DiscoveryGymError, EpisodeFinished, ToolInputError, UnknownN
 from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
+    CALIBRATION_ROLES,
     SUITES,
     Agent,
     EpisodeSpec,
@@ -16,6 +17,7 @@ from .suite import (
     TaskInfo,
     agent_table,
     available_suites,
+    calibration_table,
     get_suite,
     is_privileged,
     load_plugins,
@@ -28,10 +30,10 @@ from .suite import (
 from .tools import ToolResult, ToolSpec, validate_arguments
 
 __all__ = [
-    "Agent", "AgentLimits", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
+    "CALIBRATION_ROLES", "Agent", "AgentLimits", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
     "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "PythonLimits", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite", "SuiteEntry",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
-    "agent_table", "available_suites", "episode_key", "get_suite", "is_privileged", "load_plugins",
+    "agent_table", "available_suites", "calibration_table", "episode_key", "get_suite", "is_privileged", "load_plugins",
     "make_agent", "play_agent", "register_agents", "register_suite",
     "suite_names", "validate_arguments",
 ]

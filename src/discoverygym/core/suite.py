@@ -182,11 +182,22 @@ def register_suite(name: str, path: str, *, gym_name: str | None = None,
 
 
 _EXTRA_AGENTS: dict[str, dict[str, str]] = {}
+_EXTRA_CALIBRATION: dict[str, dict[str, list[str]]] = {}
+
+# The roles of `discoverygym calibrate` (see discoverygym.calibrate for the verdicts).
+CALIBRATION_ROLES = ("oracle", "baselines", "no_science", "trivial")
 
 
-def register_agents(suite: str, table: dict[str, str]) -> None:
-    """Register scripted agents ("name" -> "module:Class") for a suite, e.g. from a plugin."""
+def register_agents(suite: str, table: dict[str, str],
+                    calibration: dict[str, list[str]] | None = None) -> None:
+    """Register scripted agents ("name" -> "module:Class") for a suite, e.g. from a plugin,
+    and optionally which of them `discoverygym calibrate` runs in which role (the shape of
+    a suite's `baselines.CALIBRATION`: {"oracle": [...], "baselines": [...],
+    "no_science": [...], "trivial": [...]})."""
     _EXTRA_AGENTS.setdefault(suite, {}).update(table)
+    if calibration is not None:
+        _EXTRA_CALIBRATION[suite] = {role: list(calibration.get(role, ()))
+                                     for role in CALIBRATION_ROLES}
 
 
 _plugins_loaded = False
@@ -236,23 +247,46 @@ def available_suites() -> dict[str, Suite | Exception]:
     return out
 
 
+def _baselines_module(suite: str) -> Any:
+    """`discoverygym.suites.<suite>.baselines`, or None for a suite without one (a plugin)."""
+    module_name = f"discoverygym.suites.{suite.replace('-', '_')}.baselines"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise
+        return None
+
+
 def agent_table(suite: str) -> dict[str, str]:
     """Scripted agents of a suite: name -> "module:attribute". A suite's agents live in
     its own folder, `discoverygym.suites.<suite>.baselines`, as a dict named AGENTS;
     plugins add theirs with `register_agents`."""
     load_plugins()
     table: dict[str, str] = {}
-    name = suite.replace("-", "_")
-    for module_name in (f"discoverygym.suites.{name}.baselines",):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            continue
+    module = _baselines_module(suite)
+    if module is not None:
         table.update(getattr(module, "AGENTS", {}))
     table.update(_EXTRA_AGENTS.get(suite, {}))
     return table
+
+
+def calibration_table(suite: str) -> dict[str, list[str]] | None:
+    """Which agents `discoverygym calibrate` runs in which role: the suite's
+    `baselines.CALIBRATION`, or what a plugin gave `register_agents`; None if neither
+    declares one. Every role is present (an empty list where none was named)."""
+    load_plugins()
+    declared = _EXTRA_CALIBRATION.get(suite)
+    if declared is None:
+        module = _baselines_module(suite)
+        declared = getattr(module, "CALIBRATION", None) if module is not None else None
+    if declared is None:
+        return None
+    unknown = set(declared) - set(CALIBRATION_ROLES)
+    if unknown:
+        raise ValueError(f"{suite}'s CALIBRATION has unknown role(s) {sorted(unknown)}; "
+                         f"roles: {', '.join(CALIBRATION_ROLES)}.")
+    return {role: list(declared.get(role, ())) for role in CALIBRATION_ROLES}
 
 
 def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:

@@ -70,7 +70,10 @@ class GravitySuite(Suite):
                            "threshold_full_obs": 0.0 if task.answer_type == "boolean"
                            else FULL_OBS_THRESHOLD,
                            "threshold_budget_obs": task.budget_threshold,
-                           "applies_to": task.kind.name})
+                           "applies_to": task.kind.name,
+                           # a blind yes/no guess is right half the time (calibrate)
+                           "chance_pass_rate": 0.5 if task.answer_type == "boolean"
+                           else 0.0})
             for task in TASKS.values()
         ]
 

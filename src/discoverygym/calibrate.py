@@ -1,0 +1,329 @@
+"""`discoverygym calibrate SUITE`: is every task of a suite a fair measurement?
+
+A task is valid when an agent that does the science passes it and an agent that skips
+the science fails it. The suite names its agents by role in `baselines.CALIBRATION`
+(plugins: `register_agents(..., calibration=...)`):
+
+- `oracle`: does the science, knowing the form of the answer (privileged where needed);
+- `baselines`: honest scripted baselines (reported, no effect on the verdict);
+- `no_science`: baselines that skip the science (e.g. a forecast with the normal law);
+- `trivial`: answer without measuring (a constant, a guess from the prompt, no answer).
+
+Every agent plays the same episodes: the suite's plan for the given options, each
+(task, options) played once per calibration seed. The runs go through the ordinary
+runner (`run_episodes`, one run directory per agent), so executors, workers, records
+and `--resume` behave as in `discoverygym run`.
+
+Verdict per task, from the pass rates (`verdict`, first rule that applies):
+
+1. `leaks`: a trivial agent passes more than `chance + MARGIN` of the episodes;
+2. `too hard`: no oracle passes at least `ORACLE_MIN` of them;
+3. `weak`: a no-science baseline passes more than `chance + MARGIN`;
+4. `valid` otherwise.
+
+`chance` is the pass rate of a blind guess among the task's possible answers: a suite
+gives it in the task's tags as `chance_pass_rate` (0.5 for a yes/no question), and it is
+0 for answers that are numbers or code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import shlex
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .core import (
+    CALIBRATION_ROLES,
+    EpisodeSpec,
+    UnknownName,
+    agent_table,
+    calibration_table,
+    episode_key,
+    get_suite,
+)
+
+ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
+MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much
+MAX_SEEDS = 10_000
+
+VALID, TOO_HARD, LEAKS, WEAK = "valid", "too hard", "leaks", "weak"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from '0-9', '3', '0,2,5' or '0-4,10-12' (sorted, without repeats)."""
+    seeds: set[int] = set()
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
+        except ValueError:
+            raise ValueError(f"Bad seed range {part!r}: use e.g. '0-9', '3' or "
+                             "'0,2,5'.") from None
+        if first < 0 or last < first:
+            raise ValueError(f"Bad seed range {part!r}: seeds are >= 0, low-high.")
+        seeds.update(range(first, last + 1))
+        if len(seeds) > MAX_SEEDS:
+            raise ValueError(f"At most {MAX_SEEDS} seeds.")
+    if not seeds:
+        raise ValueError("No seeds given: use e.g. --seeds 0-9.")
+    return sorted(seeds)
+
+
+def roles_of(suite: str) -> dict[str, list[str]]:
+    """The suite's CALIBRATION, checked: known agents, at least one oracle."""
+    roles = calibration_table(suite)
+    if roles is None:
+        raise ValueError(f"Suite {suite!r} declares no CALIBRATION (in its baselines "
+                         "package, or through register_agents(..., calibration=...)).")
+    agents = agent_table(suite)
+    for role, names in roles.items():
+        for name in names:
+            if name not in agents:
+                raise ValueError(f"{suite}'s CALIBRATION names {name!r} as {role}, but it "
+                                 f"has no such agent; agents: {', '.join(agents) or 'none'}.")
+    if not roles["oracle"]:
+        raise ValueError(f"{suite}'s CALIBRATION names no oracle; a task cannot be judged "
+                         "solvable without one.")
+    return roles
+
+
+def calibration_specs(suite: str, seeds: Sequence[int], *, tasks: str | None = None,
+                      options: dict[str, Any] | None = None) -> list[EpisodeSpec]:
+    """The suite's plan for `options`, filtered by `tasks` (comma-separated ids or shell
+    patterns such as 'mass_*'), each (task, options) once per seed."""
+    plan = get_suite(suite).plan(**(options or {}))
+    if tasks:
+        patterns = [p.strip() for p in tasks.split(",") if p.strip()]
+        for pattern in patterns:
+            if not any(fnmatch.fnmatchcase(s.task_id, pattern) for s in plan):
+                raise UnknownName(f"--tasks {pattern!r} matches no task of this {suite} "
+                                  "plan; see `discoverygym tasks " + suite + "`.")
+        plan = [s for s in plan if any(fnmatch.fnmatchcase(s.task_id, p) for p in patterns)]
+    unique: dict[str, EpisodeSpec] = {}
+    for spec in plan:
+        unique.setdefault(json.dumps([spec.task_id, spec.options], sort_keys=True,
+                                     default=str), spec)
+    return [EpisodeSpec(s.suite, s.task_id, seed, dict(s.options))
+            for s in unique.values() for seed in seeds]
+
+
+@dataclass
+class AgentRate:
+    """One agent on one task: episodes, passes, and the median of the scoring metric."""
+
+    n: int = 0
+    passed: int = 0
+    values: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    @property
+    def median_value(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+
+@dataclass
+class TaskCalibration:
+    task_id: str
+    chance: float
+    rates: dict[str, AgentRate]
+    verdict: str
+    reason: str
+
+
+def verdict(rates: dict[str, AgentRate], roles: dict[str, list[str]],
+            chance: float = 0.0) -> tuple[str, str]:
+    """The verdict for one task and the reason, from the agents' pass rates (see the
+    module docstring for the rules)."""
+    ceiling = chance + MARGIN
+
+    def over(role: str) -> list[str]:
+        return [f"{a} {rates[a].rate:.0%}" for a in roles[role]
+                if a in rates and rates[a].rate > ceiling]
+
+    leaking = over("trivial")
+    if leaking:
+        return LEAKS, f"trivial above {ceiling:.0%}: {', '.join(leaking)}"
+    best = max((rates[a].rate for a in roles["oracle"] if a in rates), default=0.0)
+    if best < ORACLE_MIN:
+        return TOO_HARD, f"best oracle {best:.0%} < {ORACLE_MIN:.0%}"
+    weak = over("no_science")
+    if weak:
+        return WEAK, f"no-science above {ceiling:.0%}: {', '.join(weak)}"
+    return VALID, ""
+
+
+def tabulate(records_by_agent: dict[str, list[dict[str, Any]]], roles: dict[str, list[str]],
+             chance_by_task: dict[str, float]) -> list[TaskCalibration]:
+    """Per task: every agent's pass rate and the verdict."""
+    rates: dict[str, dict[str, AgentRate]] = defaultdict(dict)
+    for agent, records in records_by_agent.items():
+        for record in records:
+            entry = rates[record["task_id"]].setdefault(agent, AgentRate())
+            entry.n += 1
+            entry.passed += int(bool(record.get("passed")))
+            value = record.get("value")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                entry.values.append(float(value))
+    out = []
+    for task_id in sorted(rates):
+        chance = float(chance_by_task.get(task_id, 0.0))
+        label, reason = verdict(rates[task_id], roles, chance)
+        out.append(TaskCalibration(task_id, chance, rates[task_id], label, reason))
+    return out
+
+
+@dataclass
+class CalibrationResult:
+    suite: str
+    seeds: list[int]
+    roles: dict[str, list[str]]
+    tasks: list[TaskCalibration]
+    command: str
+    run_dirs: dict[str, Path]
+    infrastructure_failures: list[str]
+    elapsed_s: float
+
+    @property
+    def agents(self) -> list[str]:
+        return [a for role in CALIBRATION_ROLES for a in self.roles[role]]
+
+    def counts(self) -> dict[str, int]:
+        out = {VALID: 0, TOO_HARD: 0, LEAKS: 0, WEAK: 0}
+        for task in self.tasks:
+            out[task.verdict] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite, "command": self.command, "seeds": self.seeds,
+            "roles": self.roles, "rules": {"oracle_min": ORACLE_MIN, "margin": MARGIN},
+            "verdict_counts": self.counts(),
+            "tasks": [{"task_id": t.task_id, "verdict": t.verdict, "reason": t.reason,
+                       "chance_pass_rate": t.chance,
+                       "agents": {a: {"n": r.n, "passed": r.passed, "pass_rate": r.rate,
+                                      "median_value": r.median_value}
+                                  for a, r in t.rates.items()}}
+                      for t in self.tasks],
+            "run_dirs": {a: str(p) for a, p in self.run_dirs.items()},
+            "infrastructure_failures": self.infrastructure_failures,
+            "elapsed_s": self.elapsed_s,
+        }
+
+    def to_markdown(self, *, values: bool = False) -> str:
+        """A markdown table (cells: passed/episodes, and the median metric with
+        `values`), headed by the command that produced it."""
+        role_of = {a: role for role in CALIBRATION_ROLES for a in self.roles[role]}
+        head = ["task", *[f"{a} ({role_of[a].replace('_', '-')})" for a in self.agents],
+                "verdict"]
+        lines = [f"`{self.command}`", "",
+                 f"Seeds {_seed_text(self.seeds)}; cells are passed / episodes"
+                 + (" · median metric" if values else "") + ". "
+                 + ", ".join(f"{k}: {v}" for k, v in self.counts().items()) + ".", "",
+                 "| " + " | ".join(head) + " |",
+                 "|" + "|".join(["---"] + ["---:"] * len(self.agents) + ["---"]) + "|"]
+        for t in self.tasks:
+            cells = []
+            for a in self.agents:
+                r = t.rates.get(a)
+                if r is None:
+                    cells.append("–")
+                    continue
+                cell = f"{r.passed}/{r.n}"
+                if values and r.median_value is not None:
+                    cell += f" · {r.median_value:.3g}"
+                cells.append(cell)
+            lines.append(f"| {t.task_id} | " + " | ".join(cells) + f" | {t.verdict} |")
+        flagged = [t for t in self.tasks if t.verdict != VALID]
+        if flagged:
+            lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
+        if self.infrastructure_failures:
+            lines += ["", f"{len(self.infrastructure_failures)} episodes were lost to the "
+                      "infrastructure and count as failures."]
+        return "\n".join(lines) + "\n"
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    """'0-9' for a range, else a comma list."""
+    seeds = list(seeds)
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
+def command_line(suite: str, seeds: Sequence[int], tasks: str | None,
+                 raw_options: dict[str, str]) -> str:
+    """The `discoverygym calibrate` command that reproduces a table (quoted for a shell)."""
+    parts = ["discoverygym calibrate", shlex.quote(suite), "--seeds", _seed_text(seeds)]
+    if tasks:
+        parts += ["--tasks", shlex.quote(tasks)]
+    for key, value in raw_options.items():
+        parts += [f"--{shlex.quote(key)}", shlex.quote(str(value))]
+    return " ".join(parts)
+
+
+def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
+              raw_options: dict[str, str] | None = None, runs_dir: Path | None = None,
+              executor: str = "process", workers: int = 2, resume: bool = False,
+              show_progress: bool = False,
+              executor_options: dict[str, Any] | None = None) -> CalibrationResult:
+    """Run every agent of the suite's CALIBRATION over the same episodes and judge each
+    task. `raw_options` are the suite's run options as command-line strings."""
+    import time
+
+    from .run import run_episodes
+    from .run.records import record_key
+
+    started = time.perf_counter()
+    raw_options = dict(raw_options or {})
+    s = get_suite(suite)
+    options = s.parse_options(raw_options)
+    roles = roles_of(suite)
+    specs = calibration_specs(suite, seeds, tasks=tasks, options=options)
+    if not specs:
+        raise ValueError(f"The {suite} plan for these options has no episodes.")
+    command = command_line(suite, seeds, tasks, raw_options)
+    planned = {episode_key(s.suite, s.task_id, s.seed, s.options) for s in specs}
+    if runs_dir is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        runs_dir = Path("runs") / f"calibrate-{suite}-{stamp}"
+    records: dict[str, list[dict[str, Any]]] = {}
+    run_dirs: dict[str, Path] = {}
+    failures: list[str] = []
+    agents = list(dict.fromkeys(a for role in CALIBRATION_ROLES for a in roles[role]))
+    for agent in agents:
+        config = {"suite": suite, "agent": agent, "options": options,
+                  "calibration": {"command": command, "seeds": list(seeds)}}
+        result = run_episodes(specs, out_dir=runs_dir / agent, agent=agent,
+                              executor=executor, workers=workers, resume=resume,
+                              config=config, show_progress=show_progress,
+                              executor_options=executor_options)
+        if result.interrupted:
+            raise KeyboardInterrupt
+        # a resumed run directory may hold other seeds or tasks: judge only this plan
+        records[agent] = [r for r in result.records if record_key(r) in planned]
+        run_dirs[agent] = result.out_dir
+        failures += [f"{agent}: {line}" for line in result.failures]
+    chance = {t.id: float(t.tags.get("chance_pass_rate", 0.0)) for t in s.tasks()}
+    return CalibrationResult(suite, list(seeds), roles, tabulate(records, roles, chance),
+                             command, run_dirs, failures, time.perf_counter() - started)
+
+
+def write_table(result: CalibrationResult, path: Path, *, values: bool = False) -> None:
+    """Write the table as JSON (a .json path) or markdown (anything else)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+    else:
+        path.write_text(result.to_markdown(values=values))
