@@ -107,6 +107,8 @@ def test_check_reports_agreement_and_the_visibility_of_each_slip(tmp_path):
     slips = {w["explanation"]: w for w in entry["wrong_answers"]}
     assert all(w["verdict"] == "wrong" for w in slips.values())
     assert slips["a 0.1 % slip"]["min_rel_diff"] == pytest.approx(1e-3, rel=1e-6)
+    assert slips["a 0.1 % slip"]["max_rel_diff"] == pytest.approx(1e-3, rel=1e-6)
+    assert slips["a 0.1 % slip"]["n_rejecting"] == slips["a 0.1 % slip"]["n_tests"] == 7
     assert slips["sign slip"]["min_rel_diff"] == pytest.approx(2.0)
     assert slips["one power too many"]["min_rel_diff"] > 0  # |x - 1| at the drawn x
 
@@ -137,6 +139,7 @@ def test_a_wrong_answer_that_passes_fails_the_command(tmp_path):
     (entry,) = report["problems"]
     assert entry["wrong_answers"][-1]["verdict"] == "correct"
     assert not entry["wrong_answers"][-1]["rejected"]
+    assert entry["wrong_answers"][-1]["n_rejecting"] == 0
     assert "wrong answer 3 (an invisible slip) passes every test" in entry["problems"][0]
 
 

@@ -178,7 +178,7 @@ def test_scripted_agents_through_the_runner(tmp_path):
     for p in PROBLEMS:  # one problem per domain keeps this quick; check covers all
         chosen.setdefault(p.domain, p.id)
     specs = [s for s in suite.plan(attempts=2) if s.task_id in set(chosen.values())]
-    for agent, expected in (("reference", True), ("wrong-sign", False)):
+    for agent, expected in (("reference", True), ("wrong-sign", False), ("wrong-3", False)):
         out = tmp_path / agent
         run_episodes(specs, out_dir=out, agent=agent, executor="serial", show_progress=False)
         records = read_records(out / "records.jsonl")

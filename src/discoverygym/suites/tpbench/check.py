@@ -44,13 +44,17 @@ MIN_WRONG_ANSWERS = {1: 1, 2: 1, 3: 3, 4: 3, 5: 3}
 @dataclass
 class WrongAnswerCheck:
     """One wrong answer through the verifier: it must not be `correct`.
-    `min_rel_diff` = min over test inputs of |wrong - reference| / |reference| (None when
-    the answer produced no comparable output)."""
+    `min_rel_diff` / `max_rel_diff` = min / max over the test inputs of
+    |wrong - reference| / |reference| (None when the answer produced no comparable
+    output). The minimum is 0 where the plan includes a limit in which the slip is
+    harmless; `n_rejecting` counts the inputs on which the verifier catches it."""
 
     explanation: str
     verdict: str
-    n_passed: int = 0
+    n_tests: int = 0
+    n_rejecting: int = 0
     min_rel_diff: float | None = None
+    max_rel_diff: float | None = None
     rejected: bool = True
 
 
@@ -123,8 +127,11 @@ def _run_wrong(problem: Problem, index: int, expected: list) -> WrongAnswerCheck
     verification = verify(problem, problem.wrong_solution_text(index))
     diffs = [relative_difference(val, exp) for (kind, val), exp
              in zip(verification.outputs or [], expected, strict=False) if kind == "ok"]
-    return WrongAnswerCheck(wrong.explanation, verification.verdict, verification.n_passed,
-                            _finite(min(diffs, default=math.nan)),
+    return WrongAnswerCheck(wrong.explanation, verification.verdict,
+                            n_tests=verification.n_tests,
+                            n_rejecting=verification.n_tests - verification.n_passed,
+                            min_rel_diff=_finite(min(diffs, default=math.nan)),
+                            max_rel_diff=_finite(max(diffs, default=math.nan)),
                             rejected=not verification.correct)
 
 

@@ -71,7 +71,7 @@ def check_cmd(
 def _print_report(report: dict) -> None:
     table = Table(title=f"tpbench check: {report['n_ok']}/{report['n_files']} ok")
     for col in ("problem", "L", "tests", "reference", "independent check",
-                "wrong answers (min rel. diff)", "problems"):
+                "wrong answers: caught k/n, rel. diff min..max", "problems"):
         table.add_column(col)
     for p in report["problems"]:
         ind = p["independent_check"]
@@ -79,8 +79,9 @@ def _print_report(report: dict) -> None:
             f"error ({ind['duration_s']:.1f} s)" if ind["error"] else
             f"{'agrees' if ind['agreed'] else 'DISAGREES'} "
             f"(max {_fmt_diff(ind['max_rel_diff'])}, {ind['duration_s']:.1f} s)")
-        wrong_text = " ".join(
-            f"{'ok' if w['rejected'] else 'PASSES'}:{_fmt_diff(w['min_rel_diff'])}"
+        wrong_text = "\n".join(
+            f"{'' if w['rejected'] else 'PASSES '}{w['n_rejecting']}/{w['n_tests']} "
+            f"{_fmt_diff(w['min_rel_diff'])}..{_fmt_diff(w['max_rel_diff'])}"
             for w in p["wrong_answers"]) or "-"
         table.add_row(p["id"] or Path(p["file"]).name, str(p["level"] or "-"),
                       str(p["n_tests"]), str(p["reference_verdict"]), ind_text, wrong_text,
