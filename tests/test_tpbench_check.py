@@ -245,3 +245,9 @@ def test_imported_rows_get_the_suites_domain_names():
            "problem": "p", "code_answer_requirements": "def f(x: float):\n    ...",
            "reference_implementation": "def f(x: float):\n    return x"}
     assert row_to_problem_data(row)["domain"] == "statistical_mechanics"
+    # a sidecar may give the row its wrong answers and independent check
+    side = {"A": {"wrong_answers": [{"explanation": "doubles", "code": "def f(x):\n    return 2 * x"}],
+                  "independent_check": {"method": "identity", "code": "def f(x):\n    return x"}}}
+    problem = problem_from_dict(row_to_problem_data(row, side))
+    assert problem.wrong_answers[0].explanation == "doubles"
+    assert problem.independent_check.method == "identity"
