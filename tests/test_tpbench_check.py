@@ -185,6 +185,8 @@ def test_missing_checks_and_too_few_wrong_answers_warn_or_fail_under_strict(tmp_
     assert any("should carry at least 3" in w for w in warnings)
     code, report = run_check(str(tmp_path), "--strict")
     assert code == 1 and len(report["problems"][0]["problems"]) == 2
+    code, report = run_check(str(tmp_path), "--only", "toy-power,nope")
+    assert code == 1 and "no problem file for ['nope']" in report["error"]
 
 
 def test_old_single_wrong_answer_fields_load_as_one_entry():

@@ -211,6 +211,10 @@ def check_problems(directory: str | Path, workers: int = 2, *, independent: bool
         return {"directory": str(directory), "ok": False, "n_files": 0, "n_ok": 0,
                 "error": str(exc), "problems": []}
     if only is not None:
+        unknown = sorted(set(only) - {f.stem for f in files})
+        if unknown:
+            return {"directory": str(directory), "ok": False, "n_files": 0, "n_ok": 0,
+                    "error": f"no problem file for {unknown} in {directory}", "problems": []}
         files = [f for f in files if f.stem in only]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         checks = list(pool.map(lambda f: _check_file(f, independent, strict), files))
