@@ -126,6 +126,10 @@ def test_prompt_states_requirements_and_hides_the_reference():
         ref_body = problem.reference.strip().splitlines()[-1].strip()
         assert ref_body not in prompt, problem.id
         assert problem.solution.strip()[:60] not in prompt
+        # nor the independent check or the wrong answers (a route to the answer)
+        check_body = problem.independent_check.code.strip().splitlines()[-1].strip()
+        assert check_body not in prompt and problem.independent_check.method not in prompt
+        assert all(w.explanation not in prompt for w in problem.wrong_answers)
         assert json.dumps(episode.workspace())  # no reference in the workspace either
         assert problem.reference not in json.dumps(episode.workspace())
 
