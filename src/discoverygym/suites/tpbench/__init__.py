@@ -14,7 +14,7 @@ from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, Ta
 from .episode import TPBenchEpisode
 from .execute import hide_directory
 from .importer import TABLE_SUFFIXES, import_table
-from .problem import Problem, builtin_problem_dir, load_problems
+from .problem import Problem, builtin_problem_dir, canonical_domain, load_problems
 from .scoring import summarize_attempts
 
 
@@ -70,8 +70,9 @@ class TPBenchSuite(Suite):
                    "functions, verified by isolated execution against expert references.")
     run_options = (
         RunOption("level", "Levels to run: '3', '1-5' or '2,4' (default all).", parse_levels),
-        RunOption("domain", "Domains, comma separated (e.g. cosmology,quantum_mechanics).",
-                  lambda s: tuple(d.strip() for d in s.split(",") if d.strip())),
+        RunOption("domain", "Domains, comma separated, in the suite's spelling or the "
+                  "published one (e.g. cosmology,quantum_mechanics or cosmo,qm).",
+                  lambda s: tuple(canonical_domain(d) for d in s.split(",") if d.strip())),
         RunOption("attempts", "Attempts k per problem (seeds 0..k-1; default 1).",
                   _parse_attempts, 1),
         RunOption("problems", "A directory of problem files (or a TPBench-format table) "
@@ -109,7 +110,7 @@ class TPBenchSuite(Suite):
         if level:
             chosen = [p for p in chosen if p.level in set(level)]
         if domain:
-            wanted = {d.lower() for d in domain}
+            wanted = {canonical_domain(d) for d in domain}
             known = {p.domain.lower() for p in problem_set(problems)}
             missing = wanted - known
             if missing:

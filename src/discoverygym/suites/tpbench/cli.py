@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .check import check_problems
+from .check import check_problems, count_table
 from .importer import write_problem_files
-from .problem import ProblemError, builtin_problem_dir
+from .problem import ProblemError, builtin_problem_dir, load_problems
 
 tpbench_app = typer.Typer(help="tpbench tools: check and import problem files.",
                           no_args_is_help=True,
@@ -25,29 +25,77 @@ def _group() -> None:
     """tpbench tools."""
 
 
+def _fmt_diff(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2g}"
+
+
 @tpbench_app.command("check")
 def check_cmd(
     directory: Annotated[Path | None, typer.Argument(
         help="Directory of problem files (default: the shipped set).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")] = False,
+    table: Annotated[bool, typer.Option(
+        "--table", help="Only print the Markdown table of problems per level and domain "
+                        "(no checks run).")] = False,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Fail a problem without an independent check or with fewer wrong "
+                         "answers than its level asks (3 at levels 3-5).")] = False,
+    only: Annotated[str | None, typer.Option(
+        help="Check only these problem ids (comma separated).")] = None,
+    skip_independent: Annotated[bool, typer.Option(
+        "--skip-independent", help="Do not run the independent checks.")] = False,
+    workers: Annotated[int, typer.Option(min=1, max=32,
+                                         help="Problems checked in parallel.")] = 2,
 ) -> None:
-    """Validate problem files and run each reference (and plausible wrong answer)
-    through the problem's own tests. Exits 1 if any file fails."""
-    report = check_problems(directory or builtin_problem_dir())
+    """Validate problem files; run each reference through its own tests, each independent
+    check against the reference (within the check's tolerance) and each wrong answer
+    through the verifier (it must fail). Exits 1 if any file fails."""
+    directory = directory or builtin_problem_dir()
+    if table:
+        try:
+            typer.echo(count_table(load_problems(directory)))
+        except ProblemError as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from exc
+        return
+    chosen = {s.strip() for s in only.split(",") if s.strip()} if only else None
+    report = check_problems(directory, workers=workers, independent=not skip_independent,
+                            strict=strict, only=chosen)
     if as_json:
         typer.echo(json.dumps(report, indent=2))
     else:
-        table = Table(title=f"tpbench check: {report['n_ok']}/{report['n_files']} ok")
-        for col in ("file", "tests", "reference", "wrong", "problems"):
-            table.add_column(col)
-        for p in report["problems"]:
-            table.add_row(Path(p["file"]).name, str(p["n_tests"]), str(p["reference_verdict"]),
-                          str(p["wrong_verdict"]),
-                          "; ".join(p["problems"] + p["warnings"]) or "ok")
-        console.print(table)
-        if report.get("error"):
-            console.print(f"[red]error:[/red] {report['error']}")
+        _print_report(report)
     raise typer.Exit(0 if report["ok"] else 1)
+
+
+def _print_report(report: dict) -> None:
+    table = Table(title=f"tpbench check: {report['n_ok']}/{report['n_files']} ok")
+    for col in ("problem", "L", "tests", "reference", "independent check",
+                "wrong answers: caught k/n, rel. diff min..max", "problems"):
+        table.add_column(col)
+    for p in report["problems"]:
+        ind = p["independent_check"]
+        ind_text = "-" if ind is None else (
+            f"error ({ind['duration_s']:.1f} s)" if ind["error"] else
+            f"{'agrees' if ind['agreed'] else 'DISAGREES'} "
+            f"(max {_fmt_diff(ind['max_rel_diff'])}, {ind['duration_s']:.1f} s)")
+        wrong_text = "\n".join(
+            f"{'' if w['rejected'] else 'PASSES '}{w['n_rejecting']}/{w['n_tests']} "
+            f"{_fmt_diff(w['min_rel_diff'])}..{_fmt_diff(w['max_rel_diff'])}"
+            for w in p["wrong_answers"]) or "-"
+        table.add_row(p["id"] or Path(p["file"]).name, str(p["level"] or "-"),
+                      str(p["n_tests"]), str(p["reference_verdict"]), ind_text, wrong_text,
+                      "; ".join(p["problems"] + p["warnings"]) or "ok")
+    console.print(table)
+    totals = report.get("totals")
+    if totals:
+        console.print(
+            f"reference correct {totals['reference_correct']}/{report['n_files']}; "
+            f"independent checks agree {totals['independent_agree']}/"
+            f"{totals['independent_checks']}; wrong answers rejected "
+            f"{totals['wrong_rejected']}/{totals['wrong_answers']}")
+    if report.get("error"):
+        console.print(f"[red]error:[/red] {report['error']}")
 
 
 @tpbench_app.command("import")

@@ -335,3 +335,39 @@ def _compare_sympy(got: Any, expected: Any, *, rtol: float, atol: float,
         if abs(gv - ev) > atol + rtol * abs(ev):
             return False, f"expected {e}, got {g} (differ at {point})"
     return True, ""
+
+
+def relative_difference(got: Any, expected: Any) -> float:
+    """How far `got` is from `expected`: the largest |got - expected| / |expected| over
+    the numbers they hold (0 where both are equal, inf where one is NaN or infinite and
+    the other not, or where the structures or non-numeric parts differ). Reported by
+    `tpbench check` to show how visible a wrong answer's slip is on a test input."""
+    if isinstance(got, SympyTree | SympyValue) or isinstance(expected, SympyTree | SympyValue):
+        return 0.0 if got == expected else math.inf
+    if _is_number(got) and _is_number(expected):
+        g, e = complex(got), complex(expected)
+        if cmath.isnan(g) or cmath.isnan(e):
+            return 0.0 if cmath.isnan(g) and cmath.isnan(e) else math.inf
+        if cmath.isinf(g) or cmath.isinf(e):
+            return 0.0 if g == e else math.inf
+        diff = abs(g - e)
+        if diff == 0:
+            return 0.0
+        return diff / abs(e) if e != 0 else math.inf
+    if isinstance(expected, dict):
+        if not isinstance(got, dict) or set(got) != set(expected):
+            return math.inf
+        return max((relative_difference(got[k], expected[k]) for k in expected), default=0.0)
+    if isinstance(expected, list | tuple | np.ndarray) and isinstance(got, list | tuple
+                                                                      | np.ndarray):
+        got_seq, exp_seq = np.asarray(got, dtype=object), np.asarray(expected, dtype=object)
+        if got_seq.shape != exp_seq.shape:
+            return math.inf
+        return max((relative_difference(g, e) for g, e in zip(got_seq.reshape(-1),
+                                                                exp_seq.reshape(-1),
+                                                                strict=True)), default=0.0)
+    try:
+        same = bool(got == expected) and type(got) is type(expected)
+    except (TypeError, ValueError):
+        same = False
+    return 0.0 if same else math.inf

@@ -35,7 +35,13 @@ from typing import Any
 
 import yaml
 
-from .problem import DEFAULT_SAMPLES, Problem, ProblemError, problem_from_dict
+from .problem import (
+    DEFAULT_SAMPLES,
+    Problem,
+    ProblemError,
+    canonical_domain,
+    problem_from_dict,
+)
 
 TABLE_FIELDS = ("problem_id", "domain", "difficulty_level", "problem", "solution", "answer",
                 "code_answer_requirements", "reference_implementation")
@@ -176,7 +182,7 @@ def row_to_problem_data(row: dict[str, Any], sidecar: dict[str, Any] | None = No
         "version": int(side.get("version", 1)),
         "title": title,
         "level": level,
-        "domain": slugify(str(row.get("domain") or "unspecified")).replace("-", "_"),
+        "domain": canonical_domain(str(row.get("domain") or "unspecified")),
         "statement": str(row["problem"]),
         "answer_requirements": requirements.strip(),
         "solution": str(row.get("solution") or "(no expert solution given)"),
@@ -188,7 +194,8 @@ def row_to_problem_data(row: dict[str, Any], sidecar: dict[str, Any] | None = No
         "metadata": {"origin": f"imported from {source}",
                      "comments": "test inputs derived by the tpbench importer"},
     }
-    for key in ("tolerance", "limits", "plausible_wrong"):
+    for key in ("tolerance", "limits", "plausible_wrong", "wrong_explanation", "wrong_answers",
+                "independent_check"):
         if key in side:
             data[key] = side[key]
     return data

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,31 @@ SCHEMA: dict[str, Any] = {
         "reference": {"type": "string", "minLength": 1},
         "plausible_wrong": {"type": "string", "minLength": 1},
         "wrong_explanation": {"type": "string"},
+        "wrong_answers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["explanation", "code"],
+                "additionalProperties": False,
+                "properties": {"explanation": {"type": "string", "minLength": 1},
+                               "code": {"type": "string", "minLength": 1}},
+            },
+        },
+        "independent_check": {
+            "type": "object",
+            "required": ["method", "code"],
+            "additionalProperties": False,
+            "properties": {
+                "method": {"type": "string", "minLength": 1},
+                "code": {"type": "string", "minLength": 1},
+                "tolerance": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"rtol": {"type": "number", "minimum": 0},
+                                   "atol": {"type": "number", "minimum": 0}},
+                },
+            },
+        },
         "function": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
         "arguments": {"type": "array", "items": _ARGUMENT_SCHEMA},
         "returns": {"type": "string"},
@@ -105,6 +131,35 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+#: Spellings of domains in published TPBench tables and user files -> the suite's names.
+DOMAIN_ALIASES = {
+    "qm": "quantum_mechanics", "quantum": "quantum_mechanics",
+    "qft": "quantum_field_theory", "hep": "quantum_field_theory",
+    "hep_th": "quantum_field_theory", "high_energy_theory": "quantum_field_theory",
+    "high_energy_physics": "quantum_field_theory", "particle_physics": "quantum_field_theory",
+    "cm": "classical_mechanics", "mechanics": "classical_mechanics",
+    "em": "electromagnetism", "e_m": "electromagnetism", "electrodynamics": "electromagnetism",
+    "electricity_and_magnetism": "electromagnetism",
+    "gr": "general_relativity", "relativity": "general_relativity",
+    "cosmo": "cosmology", "astrophysics_and_cosmology": "cosmology",
+    "sm": "statistical_mechanics", "stat_mech": "statistical_mechanics",
+    "statmech": "statistical_mechanics", "stat_phys": "statistical_mechanics",
+    "statistical_physics": "statistical_mechanics", "thermodynamics": "statistical_mechanics",
+}
+#: Independent-check tolerance when a problem states none (the check is a different
+#: numerical route, so it rarely agrees to the verifier's default tolerance).
+DEFAULT_CHECK_RTOL = 1e-6
+DEFAULT_CHECK_ATOL = 1e-12
+
+
+def canonical_domain(name: str) -> str:
+    """The suite's name of a domain: lower case, words joined by '_', published
+    abbreviations expanded ("QFT" -> "quantum_field_theory", "stat mech" ->
+    "statistical_mechanics"); an unknown name is returned normalised."""
+    key = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
+    return DOMAIN_ALIASES.get(key, key)
+
+
 class ProblemError(ValueError):
     """A problem file that cannot be used; the message names the file and the field."""
 
@@ -137,6 +192,27 @@ class TestPlan:
 
 
 @dataclass(frozen=True)
+class WrongAnswer:
+    """A believable mistake (sign slip, factor 2, missing term, wrong branch): code that
+    defines the required function and must fail the test plan."""
+
+    explanation: str
+    code: str
+
+
+@dataclass(frozen=True)
+class IndependentCheck:
+    """Code that computes the answer by a route other than the reference's closed form
+    (quadrature, ODE integration, series, a limit...), with the tolerance within which
+    it must agree with the reference on every test input."""
+
+    method: str
+    code: str
+    rtol: float = DEFAULT_CHECK_RTOL
+    atol: float = DEFAULT_CHECK_ATOL
+
+
+@dataclass(frozen=True)
 class Problem:
     """A validated problem. `key` ("id@vN") identifies the version records carry."""
 
@@ -158,8 +234,8 @@ class Problem:
     memory_mb: int = 1024
     answer: str = ""
     returns: str = ""
-    plausible_wrong: str | None = None
-    wrong_explanation: str = ""
+    wrong_answers: tuple[WrongAnswer, ...] = ()
+    independent_check: IndependentCheck | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = ""
 
@@ -171,9 +247,19 @@ class Problem:
         """The expert solution written as a response: derivation, then the code block."""
         return f"{self.solution.strip()}\n\n```python\n{self.reference.strip()}\n```\n"
 
-    def wrong_solution_text(self) -> str:
-        """A response built on the plausible wrong answer (None-safe: empty code)."""
-        code = (self.plausible_wrong or "").strip()
+    @property
+    def plausible_wrong(self) -> str | None:
+        """The code of the first wrong answer (None when the problem has none)."""
+        return self.wrong_answers[0].code if self.wrong_answers else None
+
+    @property
+    def wrong_explanation(self) -> str:
+        return self.wrong_answers[0].explanation if self.wrong_answers else ""
+
+    def wrong_solution_text(self, index: int = 0) -> str:
+        """A response built on wrong answer `index` (empty code when there is none)."""
+        code = (self.wrong_answers[index].code if index < len(self.wrong_answers) else ""
+                ).strip()
         return f"A derivation with a plausible error.\n\n```python\n{code}\n```\n"
 
     def content_hash(self) -> str:
@@ -261,6 +347,25 @@ def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
     for key in ("reference", "plausible_wrong"):
         if key in data:
             _check_defines(data[key], data["function"], names, f"{source}: field '{key}'")
+    wrong_answers = [WrongAnswer(w["explanation"].strip(), w["code"])
+                     for w in data.get("wrong_answers", [])]
+    for i, wrong in enumerate(wrong_answers):
+        _check_defines(wrong.code, data["function"], names,
+                       f"{source}: field 'wrong_answers.{i}.code'")
+    if "plausible_wrong" in data:
+        # the format before wrong_answers: one mistake, read as the first entry
+        wrong_answers.insert(0, WrongAnswer(
+            data.get("wrong_explanation", "").strip() or "(no explanation given)",
+            data["plausible_wrong"]))
+    check = None
+    if "independent_check" in data:
+        raw_check = data["independent_check"]
+        _check_defines(raw_check["code"], data["function"], names,
+                       f"{source}: field 'independent_check.code'")
+        check_tol = raw_check.get("tolerance", {})
+        check = IndependentCheck(raw_check["method"].strip(), raw_check["code"],
+                                 rtol=float(check_tol.get("rtol", DEFAULT_CHECK_RTOL)),
+                                 atol=float(check_tol.get("atol", DEFAULT_CHECK_ATOL)))
 
     tests_raw = data["tests"]
     for i, case in enumerate(tests_raw.get("cases", [])):
@@ -292,7 +397,7 @@ def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
     limits = data.get("limits", {})
     return Problem(
         id=data["id"], version=int(data["version"]), title=data["title"],
-        level=int(data["level"]), domain=data["domain"], statement=data["statement"],
+        level=int(data["level"]), domain=canonical_domain(data["domain"]), statement=data["statement"],
         answer_requirements=data["answer_requirements"], solution=data["solution"],
         reference=data["reference"], function=data["function"], arguments=tuple(arguments),
         tests=plan, rtol=float(tol.get("rtol", DEFAULT_RTOL)),
@@ -300,8 +405,7 @@ def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
         time_limit_s=float(limits.get("time_s", 10.0)),
         memory_mb=int(limits.get("memory_mb", 1024)),
         answer=data.get("answer", ""), returns=data.get("returns", ""),
-        plausible_wrong=data.get("plausible_wrong"),
-        wrong_explanation=data.get("wrong_explanation", ""),
+        wrong_answers=tuple(wrong_answers), independent_check=check,
         metadata=dict(data.get("metadata", {})), source=source,
     )
 

@@ -158,6 +158,8 @@ class Verification:
     error: str | None = None
     isolation: str = ""
     duration_s: float = 0.0
+    #: the answer's raw outputs per input (host-side only; never in to_dict or a record)
+    outputs: list[tuple[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def correct(self) -> bool:
@@ -165,11 +167,39 @@ class Verification:
 
     def to_dict(self, max_tests: int = 50) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("outputs", None)
         failed = [t for t in data["tests"] if not t["passed"]]
         data["tests"] = (failed + [t for t in data["tests"] if t["passed"]])[:max_tests]
         for t in data["tests"]:
             t["args"] = {k: repr(v) for k, v in t["args"].items()}
         return data
+
+
+def compare_outputs(inputs: list[InputSet], names: list[str], expected: list[Any],
+                    results: list[tuple[str, Any]], *, rtol: float,
+                    atol: float) -> list[TestOutcome]:
+    """One TestOutcome per input: the run's output against the expected output under
+    rtol/atol. Tests with a symbolic part are compared together in one limited process."""
+    tests = []
+    symbolic: list[int] = []
+    for i, (inp, exp, (kind, got)) in enumerate(zip(inputs, expected, results, strict=True)):
+        if kind != "ok":
+            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, f"raised: {got}"))
+            continue
+        if contains_sympy(got) or contains_sympy(exp):
+            symbolic.append(i)
+            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, "pending"))
+            continue
+        try:
+            ok, why = compare_values(got, exp, rtol=rtol, atol=atol, seed=i)
+        except Exception as exc:  # noqa: BLE001 - a comparison failure is a failed test
+            ok, why = False, f"comparison failed: {type(exc).__name__}: {exc}"
+        tests.append(TestOutcome(inp.label, inp.as_dict(names), ok, why))
+    verdicts = compare_isolated([(results[i][1], expected[i], i) for i in symbolic],
+                                rtol=rtol, atol=atol)
+    for i, (ok, why) in zip(symbolic, verdicts, strict=True):
+        tests[i].passed, tests[i].message = ok, why
+    return tests
 
 
 def verify(problem: Problem, response: str) -> Verification:
@@ -186,26 +216,8 @@ def verify(problem: Problem, response: str) -> Verification:
         return Verification(outcome.failure, n_tests=len(inputs), error=outcome.message,
                             isolation=outcome.isolation,
                             duration_s=time.perf_counter() - start)
-    tests = []
-    symbolic: list[int] = []  # compared together, in one limited process
-    for i, (inp, exp, (kind, got)) in enumerate(zip(inputs, expected, outcome.results,
-                                                   strict=True)):
-        if kind != "ok":
-            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, f"raised: {got}"))
-            continue
-        if contains_sympy(got) or contains_sympy(exp):
-            symbolic.append(i)
-            tests.append(TestOutcome(inp.label, inp.as_dict(names), False, "pending"))
-            continue
-        try:
-            ok, why = compare_values(got, exp, rtol=problem.rtol, atol=problem.atol, seed=i)
-        except Exception as exc:  # noqa: BLE001 - a comparison failure is a failed test
-            ok, why = False, f"comparison failed: {type(exc).__name__}: {exc}"
-        tests.append(TestOutcome(inp.label, inp.as_dict(names), ok, why))
-    verdicts = compare_isolated([(outcome.results[i][1], expected[i], i) for i in symbolic],
-                                rtol=problem.rtol, atol=problem.atol)
-    for i, (ok, why) in zip(symbolic, verdicts, strict=True):
-        tests[i].passed, tests[i].message = ok, why
+    tests = compare_outputs(inputs, names, expected, outcome.results, rtol=problem.rtol,
+                            atol=problem.atol)
     n_passed = sum(t.passed for t in tests)
     raised = [t for t in tests if t.message.startswith("raised:")]
     if n_passed == len(tests):
@@ -216,4 +228,4 @@ def verify(problem: Problem, response: str) -> Verification:
         verdict, error = "wrong", None
     return Verification(verdict, n_tests=len(tests), n_passed=n_passed, tests=tests,
                         error=error, isolation=outcome.isolation,
-                        duration_s=time.perf_counter() - start)
+                        duration_s=time.perf_counter() - start, outputs=outcome.results)
