@@ -106,8 +106,6 @@ def _package_code(package: str, modules: list[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-COARSE_COUNT = 40  # first pass: irregular times over the whole window
-ZOOM_COUNT = 10    # observations per periastron / apoastron zoom
 
 ZOOM_CODE = """\
 import json
@@ -119,18 +117,8 @@ except (ValueError, FloatingPointError, np.linalg.LinAlgError):
     _orbit = None
 _zooms = []
 if _orbit is not None and _orbit.bound:
-    _to_s = units["time_to_s"]
-    _lo, _hi = window[0] * _to_s, window[1] * _to_s
-    _rp = _orbit.semi_major_axis_m * (1 - _orbit.eccentricity)
-    _h = np.sqrt(_orbit.gm * _orbit.semi_latus_rectum_m)
-    # One periastron passage (two local timescales r_p^2/h each side) and one
-    # apoastron passage (a tenth of a period each side), nearest the middle.
-    for _passages, _width in ((_orbit.periastron_times(_lo, _hi), 2 * _rp**2 / _h),
-                              (_orbit.apoastron_times(_lo, _hi), 0.1 * _orbit.period_s)):
-        if len(_passages):
-            _c = _passages[np.argmin(np.abs(_passages - 0.5 * (_lo + _hi)))]
-            _t = np.linspace(_c - _width, _c + _width, {count}) / _to_s
-            _zooms.append(np.clip(_t, window[0], window[1]).tolist())
+    _zooms = [z.tolist() for z in _m.passage_zooms(_orbit, tuple(window),
+                                                    units["time_to_s"], {count})]
 print(json.dumps({{"zooms": _zooms}}))
 """
 
@@ -156,8 +144,10 @@ def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
     unbound orbits) get the same plan, which is weaker for them."""
     from ...suites.gravity.baselines import answers, kepler_model, measurements, numeric
     from ...suites.gravity.baselines import planning as gravity_planning
+    from ...suites.gravity.baselines.expert import COARSE_COUNT, ZOOM_COUNT
 
-    module = _package_code("gravity_baselines", [measurements, numeric, kepler_model, answers])
+    module = _package_code("gravity_baselines", [measurements, numeric, kepler_model, answers,
+                                                 gravity_planning])
     replies = yield python(BRIEFING_CODE)
     brief = _json_line(replies[0].text)
     budget = brief.get("budget")

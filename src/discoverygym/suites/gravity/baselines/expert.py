@@ -199,22 +199,12 @@ class ExpertAdaptive:
         return groups, centres
 
     def _zooms(self, briefing: Briefing, model: ModelSolution | None) -> list[np.ndarray]:
-        """Dense looks at one periastron and one apoastron passage near the middle of
-        the window: they pin down the eccentricity and the time of periastron."""
+        """Dense looks at one periastron and one apoastron passage (see
+        `planning.passage_zooms`)."""
         if model is None or model.orbit is None or not model.orbit.bound:
             return []
-        orbit = model.orbit
-        to_s = briefing.units["time_to_s"]
-        lo, hi = briefing.window[0] * to_s, briefing.window[1] * to_s
-        zooms = []
-        for passages, width in ((orbit.periastron_times(lo, hi), _periastron_width(orbit)),
-                                (orbit.apoastron_times(lo, hi), 0.1 * orbit.period_s)):
-            if len(passages) == 0:
-                continue
-            centre = passages[np.argmin(np.abs(passages - 0.5 * (lo + hi)))]
-            times = np.linspace(centre - width, centre + width, ZOOM_COUNT) / to_s
-            zooms.append(np.clip(times, *briefing.window))
-        return zooms
+        return plan.passage_zooms(model.orbit, briefing.window, briefing.units["time_to_s"],
+                                  ZOOM_COUNT)
 
 
 def _coarse_count(briefing: Briefing) -> int:
@@ -225,13 +215,6 @@ def _coarse_count(briefing: Briefing) -> int:
         cluster_cost = CLUSTER_COUNT * (CLUSTER_SIZE - 1)
         return min(COARSE_COUNT, max(remaining - cluster_cost, remaining // 2))
     return min(COARSE_COUNT, remaining)
-
-
-def _periastron_width(orbit: Any) -> float:
-    """Half-width (s) of the periastron zoom: two local timescales r_p^2 / h."""
-    rp = orbit.semi_major_axis_m * (1 - orbit.eccentricity)
-    h = np.sqrt(orbit.gm * orbit.semi_latus_rectum_m)
-    return 2 * rp**2 / h
 
 
 def _try_model(track: Track, briefing: Briefing) -> ModelSolution | None:

@@ -3,6 +3,8 @@ spend a budget of position measurements. Times are in the world's display units.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 GOLDEN_FRACTION = 0.6180339887498949
@@ -44,6 +46,26 @@ def spread_picks(times: np.ndarray, score: np.ndarray, count: int,
         if len(chosen) == count:
             break
     return np.array(chosen, dtype=int)
+
+
+def passage_zooms(orbit: Any, window: tuple[float, float], time_to_s: float,
+                  count: int) -> list[np.ndarray]:
+    """Dense looks at one periastron and one apoastron passage of a fitted bound orbit
+    (a `kepler_model.KeplerOrbit`), the ones nearest the middle of the window: they
+    pin down the eccentricity and the time of periastron. The periastron look spans
+    two local timescales r_p^2 / h each side, the apoastron look a tenth of a period."""
+    lo, hi = window[0] * time_to_s, window[1] * time_to_s
+    rp = orbit.semi_major_axis_m * (1 - orbit.eccentricity)
+    periastron_width = 2 * rp**2 / np.sqrt(orbit.gm * orbit.semi_latus_rectum_m)
+    zooms = []
+    for passages, width in ((orbit.periastron_times(lo, hi), periastron_width),
+                            (orbit.apoastron_times(lo, hi), 0.1 * orbit.period_s)):
+        if len(passages) == 0:
+            continue
+        centre = passages[np.argmin(np.abs(passages - 0.5 * (lo + hi)))]
+        times = np.linspace(centre - width, centre + width, count) / time_to_s
+        zooms.append(np.clip(times, *window))
+    return zooms
 
 
 def batches(times: np.ndarray, per_call: int) -> list[list[float]]:
