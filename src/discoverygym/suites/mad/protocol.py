@@ -25,6 +25,7 @@ import numpy as np
 
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .law_check import LawFunctionError, run_law_function
+from .law_rollout import score_law_by_rollout
 from .worlds import Observation, World
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
@@ -91,6 +92,7 @@ class MadEpisode(Episode):
         self._trial = 0
         self._runs_started = 0  # measurement runs begun over the whole episode
         self._law_answer: dict[str, Any] | None = None
+        self._law_rollout: dict[str, Any] | None = None
         self._trial_predictions: list[np.ndarray] = []
         self._trial_summaries: list[dict[str, Any]] = []
         self._start_measurement_phase()
@@ -160,7 +162,8 @@ class MadEpisode(Episode):
                 "Optional, once, after end_measurements and before your final answer: state "
                 "the law you found, as text and as Python source defining "
                 f"`{law.signature}`: {law.explanation} The function is run on random inputs "
-                "and compared with the true law; the result is only recorded.",
+                "and compared with the true law, and plugged into the simulator to predict "
+                "initial states you have not seen; the results are only recorded.",
                 {"type": "object", "properties": {
                     "text": {"type": "string", "minLength": 1},
                     "python_source": {"type": "string", "minLength": 1},
@@ -312,6 +315,8 @@ class MadEpisode(Episode):
             "fraction_correct": float(np.mean(relative <= law.relative_tolerance)),
             "median_relative_error": float(np.median(relative)),
         }
+        # Held-out rollouts in the sandbox; the result stays in the record (never raises).
+        self._law_rollout = score_law_by_rollout(self._world, args["python_source"])
         return ToolResult("Your law was recorded (it is scored after the episode).")
 
     def _predict(self, args: dict[str, Any]) -> ToolResult:
@@ -471,6 +476,11 @@ class MadEpisode(Episode):
                                    "constants": info.constants, "variant": self._variant}
         if self._law_answer is not None:
             details["law_answer"] = self._law_answer
+        if self._world.law_function() is not None:
+            rollout = self._law_rollout or {"score": 0.0, "reason": "describe_law was not "
+                                            "called"}
+            details["law_score"] = rollout["score"]
+            details["law_rollout"] = rollout
         return details
 
     def _score(self, answer: Any) -> Score:
