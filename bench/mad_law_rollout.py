@@ -1,0 +1,93 @@
+"""Benchmark of the mad law score (`suites/mad/law_rollout.py`): the cost one
+`describe_law` adds. Prints one JSON object with, per case, the median over `--repeats`
+runs of:
+
+- `total_s`: the whole law score (host rollouts of the truth and the reference under
+  JAX, warm after the first run; plus the sandbox rollout);
+- `sandbox_s`: the sandbox process alone (start, NumPy/JAX import, the agent's law in
+  the world's step for every held-out state, the reply);
+
+and the score it gave. Cases: the classical world (3 spheres in 3D, inv-r) with the
+true law written for arrays and written for one pair at a time, and with the true law
+plus an `acceleration` function (kappa20); the fluid world (vort5) with the true body
+force. The first run of each case also pays the JAX compilation (`first_total_s`).
+
+Usage: .venv/bin/python bench/mad_law_rollout.py [--repeats 3]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+PAIR_ARRAYS = ("import numpy as np\n"
+               "def pair_force(m_i, m_j, r_vec):\n"
+               "    r_vec = np.asarray(r_vec, dtype=float)\n"
+               "    r = np.sqrt(np.sum(r_vec**2, axis=-1))\n"
+               "    return (np.asarray(m_i) * np.asarray(m_j) / r**{power})[..., None] * r_vec\n")
+PAIR_ONE = ("import math\n"
+            "def pair_force(m_i, m_j, r_vec):\n"
+            "    r2 = sum(c * c for c in r_vec)\n"
+            "    return [m_i * m_j * c / r2 for c in r_vec]\n")
+ACCELERATION = ("def acceleration(force, mass, memory):\n"
+                "    b = (20.0 / mass)[:, None, None] * memory + np.eye(force.shape[-1])\n"
+                "    a = np.linalg.solve(b, force[..., None])[..., 0] / mass[:, None]\n"
+                "    return a, -0.1 * memory + a[:, :, None] * a[:, None, :]\n")
+BODY_FORCE = ("import numpy as np\ndef body_force(u, v, omega):\n"
+              "    c = 5.0 * np.cos(np.pi / 16 * omega)\n    return [c * v, -c * u]\n")
+
+
+def cases():
+    from discoverygym.suites.mad.classical import ClassicalWorld
+    from discoverygym.suites.mad.fluid_world import FluidWorld
+
+    return {
+        "classical inv-r, pair_force on arrays": (
+            lambda: ClassicalWorld(seed=0, law="inv-r"), PAIR_ARRAYS.format(power=2)),
+        "classical inv-r, pair_force one pair at a time": (
+            lambda: ClassicalWorld(seed=0, law="inv-r"), PAIR_ONE),
+        "classical kappa20, pair_force and acceleration on arrays": (
+            lambda: ClassicalWorld(seed=0, law="kappa20"),
+            PAIR_ARRAYS.format(power=3) + ACCELERATION),
+        "fluid vort5, body_force on arrays": (
+            lambda: FluidWorld(seed=0, law="vort5"), BODY_FORCE),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    from discoverygym.suites.mad import constants as C
+    from discoverygym.suites.mad import fluid_world as F
+    from discoverygym.suites.mad.law_rollout import score_law_by_rollout
+
+    out: dict = {"repeats": args.repeats,
+                 "classical": {"initial_states": C.LAW_SCORE_STATES,
+                               "horizon": C.LAW_SCORE_HORIZON, "steps": int(
+                                   C.LAW_SCORE_HORIZON / C.DT)},
+                 "fluid": {"initial_states": F.LAW_SCORE_STATES,
+                           "resolution": F.LAW_SCORE_RESOLUTION,
+                           "horizon": F.LAW_SCORE_HORIZON,
+                           "steps": int(F.LAW_SCORE_HORIZON / F.LAW_SCORE_DT)},
+                 "cases": {}}
+    for name, (make_world, source) in cases().items():
+        totals, sandbox, scores = [], [], []
+        for _ in range(args.repeats):
+            world = make_world()
+            start = time.perf_counter()
+            result = score_law_by_rollout(world, source)
+            totals.append(time.perf_counter() - start)
+            sandbox.append(result.get("sandbox_s", float("nan")))
+            scores.append(result["score"])
+        out["cases"][name] = {"first_total_s": round(totals[0], 2),
+                              "total_s": round(statistics.median(totals[1:] or totals), 2),
+                              "sandbox_s": round(statistics.median(sandbox), 2),
+                              "score": scores[-1], "called": result.get("called"),
+                              "reason": result.get("reason")}
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
