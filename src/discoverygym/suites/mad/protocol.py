@@ -25,7 +25,7 @@ import numpy as np
 
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .law_check import LawFunctionError, run_law_function
-from .law_rollout import score_law_by_rollout
+from .law_rollout import offers_law_score, score_law_by_rollout
 from .worlds import Observation, World
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
@@ -476,7 +476,7 @@ class MadEpisode(Episode):
                                    "constants": info.constants, "variant": self._variant}
         if self._law_answer is not None:
             details["law_answer"] = self._law_answer
-        if self._world.law_function() is not None:
+        if offers_law_score(self._world):
             rollout = self._law_rollout or {"score": 0.0, "reason": "describe_law was not "
                                             "called"}
             details["law_score"] = rollout["score"]

@@ -23,12 +23,14 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...core import RunOption, ToolInputError, UnknownName
-from .law_rollout import HeldOut
+
+if TYPE_CHECKING:
+    from .law_rollout import HeldOut
 
 # World name -> "module:Class". Importing happens only when a world is used.
 WORLDS: dict[str, str] = {
