@@ -19,6 +19,7 @@ from discoverygym.suites.mad import classical_physics as P
 from discoverygym.suites.mad import constants as C
 from discoverygym.suites.mad import fluid_world as F
 from discoverygym.suites.mad import law_rollout
+from discoverygym.suites.mad import quantum_world as Q
 from discoverygym.suites.mad.classical import ClassicalWorld
 from discoverygym.suites.mad.fluid_world import FluidWorld
 from discoverygym.suites.mad.law_rollout import law_score, score_law_by_rollout
@@ -238,3 +239,47 @@ def test_fluid_law_score(small_fluid):
     assert abs(true["score"] - other["score"]) < 1e-9
     assert normal["score"] < 1e-6 and normal["error"] > 0.05
     assert scalar["score"] == 0.0 and "numpy arrays" in scalar["reason"].lower()
+
+
+# ---- quantum -----------------------------------------------------------------------
+BORN = "def outcome_weight(amplitude):\n    return amplitude ** 2\n"
+LINEAR = "def outcome_weight(amplitude):\n    return amplitude\n"
+# the same outcome rule: weights are normalised, so a constant factor changes nothing
+LINEAR_SCALED = ("import numpy as np\ndef outcome_weight(amplitude):\n"
+                 "    return 3.0 * np.sqrt(amplitude * amplitude)\n")
+CORRELATION_25 = ("import numpy as np\ndef initial_correlation(x1, y1, x2, y2):\n"
+                  "    return np.exp(-25.0 * ((x1 - x2)**2 + (y1 - y2)**2))\n")
+
+
+@pytest.fixture
+def small_quantum(monkeypatch):
+    monkeypatch.setattr(Q, "LAW_SCORE_STATES", 1)
+    monkeypatch.setattr(Q, "LAW_SCORE_TIME_FRACTIONS", (0.0, 7.0 / 6.0))
+
+
+def test_quantum_law_score_and_equal_forms_that_the_pointwise_check_misses(small_quantum):
+    ep = get_suite("mad").episode("quantum-p1", seed=1)
+    ep.call("end_measurements", {})
+    assert not ep.call("describe_law", {"text": "|Psi|, scaled",
+                                        "python_source": LINEAR_SCALED}).is_error
+    ep.call("predict", {"predictions": [0.1] * 5})
+    details = ep.record(agent="test").details
+    assert details["law_answer"]["fraction_correct"] == 0.0  # 3 |Psi| != |Psi| pointwise
+    assert details["law_score"] > 0.999999  # but it predicts the same outcomes
+    w = ep._world
+    linear = score_law_by_rollout(w, LINEAR)
+    born = score_law_by_rollout(w, BORN)
+    assert abs(linear["score"] - details["law_score"]) < 1e-9
+    assert born["score"] < 1e-9 and born["reference"] == "normal"
+
+
+def test_quantum_initial_correlation_is_plugged_in(small_quantum):
+    w = get_suite("mad").episode("quantum-combined", seed=1)._world
+    rule_only = score_law_by_rollout(w, LINEAR)
+    both = score_law_by_rollout(w, LINEAR + CORRELATION_25)
+    assert both["score"] > 0.999999 and "initial_correlation" in both["called"]
+    assert rule_only["score"] < 0.5
+    scalar_only = ("import math\ndef outcome_weight(amplitude):\n"
+                   "    return math.fabs(amplitude)\n")
+    out = score_law_by_rollout(w, scalar_only)
+    assert out["score"] == 0.0 and "numpy arrays" in out["reason"].lower()

@@ -187,6 +187,69 @@ def fluid(request, namespace):
     return np.stack(out, axis=1), "arrays"
 
 
+def elementwise(fn, name, args, shape):
+    """fn(*args) on arrays, as a float array of `shape` (broadcast), after a probe: on the
+    first N_PROBE elements, arrays-in must equal one-at-a-time calls."""
+    flat = [np.broadcast_to(a, shape).ravel()[:N_PROBE] for a in args]
+    singles = np.array([float(fn(*(float(a[i]) for a in flat))) for i in range(len(flat[0]))])
+    try:
+        probe = np.broadcast_to(np.asarray(fn(*(a.copy() for a in flat)), dtype=float),
+                                singles.shape)
+        agrees = close(probe, singles)
+    except Exception as exc:
+        raise LawError(f"{name} must work elementwise on NumPy arrays (it failed on arrays: "
+                       f"{type(exc).__name__}: {exc})"[:600]) from None
+    if not agrees:
+        raise LawError(f"{name} on NumPy arrays does not give the same values as on single "
+                       "numbers; it must work elementwise on arrays")
+    try:
+        out = np.broadcast_to(np.asarray(fn(*args), dtype=float), shape)
+    except ValueError:
+        raise LawError(f"{name} returned an array that does not have the inputs' shape "
+                       f"{list(shape)}") from None
+    if not np.all(np.isfinite(out)):
+        raise LawError(f"{name} returned NaN or infinite values")
+    return out
+
+
+def quantum(request, namespace):
+    from madlaw import quantum_solver as qs
+
+    weight_fn = agent_function(namespace, "outcome_weight")
+    correlation_fn = agent_function(namespace, "initial_correlation", required=False)
+    first, second = (qs.Eigensystem(np.load(f"data/{k}_energies.npy", allow_pickle=False),
+                                    np.load(f"data/{k}_vectors.npy", allow_pickle=False))
+                     for k in ("first", "second"))
+    grid = qs.QuantumGrid(int(request["grid"]), float(request["size"]))
+    x, y = grid.cell_centres()
+    cells = x.size
+    factor = 1.0
+    if correlation_fn is not None:
+        factor = elementwise(correlation_fn, "initial_correlation",
+                             (x[:, None], y[:, None], x[None, :], y[None, :]), (cells, cells))
+    out = []
+    for packet in request["packets"]:
+        psi1, psi2 = (qs.gaussian_packet(grid, packet["means"][k], packet["widths"][k],
+                                         packet["momenta"][k]) for k in (0, 1))
+        psi0 = psi1[:, None] * factor * psi2[None, :]
+        norm = np.linalg.norm(psi0)
+        if not np.isfinite(norm) or not norm > 0:
+            raise LawError("initial_correlation leaves no initial state (norm 0 or not finite)")
+        propagator = qs.Propagator.from_state(first, second, psi0 / norm)
+        row = []
+        for t in request["times"]:
+            psi = propagator.state(float(t))
+            weight = elementwise(weight_fn, "outcome_weight", (np.abs(psi),), psi.shape)
+            total = float(weight.sum())
+            if np.any(weight < 0) or not total > 0 or not np.isfinite(total):
+                raise LawError("outcome_weight must be non-negative with a positive sum")
+            density = weight / total
+            row.append([density.sum(axis=1), density.sum(axis=0)])
+        out.append(row)
+    called = "arrays" + ("; initial_correlation() used" if correlation_fn is not None else "")
+    return np.array(out), called
+
+
 def main():
     # python -I leaves the script's folder off sys.path; `madlaw` lies beside main.py.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -195,7 +258,7 @@ def main():
     try:
         namespace = {"np": np, "numpy": np, "math": math, "__name__": "agent_law"}
         exec(compile(request["source"], "<agent law>", "exec"), namespace)
-        runner = {"classical": classical, "fluid": fluid}[request["world"]]
+        runner = {"classical": classical, "fluid": fluid, "quantum": quantum}[request["world"]]
         trajectory, mode = runner(request, namespace)
         reply = {"trajectory": trajectory.tolist(), "mode": mode,
                  "seconds": time.perf_counter() - started}

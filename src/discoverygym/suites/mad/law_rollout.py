@@ -24,6 +24,7 @@ the reason recorded; nothing here raises, and nothing here reaches the agent."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
@@ -43,7 +44,7 @@ MEMORY_MB = 3072  # ours: JAX's import alone reserves much address space
 # The normal-law rollout counts as "the truth" (reference switches to the altered laws)
 # when it is this close to the true rollout, relative to the truth's RMS.
 SAME_AS_TRUTH = 1e-12
-_SOURCES = ("constants.py", "classical_physics.py", "fluid_solver.py")
+_SOURCES = ("constants.py", "classical_physics.py", "fluid_solver.py", "quantum_solver.py")
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,15 @@ class HeldOut:
     integrator settings for the sandbox runner (no law, no truth); `rollout(law)`: the
     host's rollout of those states under a named law of the world, shape
     (states, outputs, ...); `altered_laws`: the references where normal physics is the
-    truth; `description`: what the record says about the setup."""
+    truth; `description`: what the record says about the setup; `arrays`: large public
+    inputs of the runner (the quantum eigensystems), shipped as .npy files."""
 
     request: dict[str, Any]
     rollout: Callable[[str], np.ndarray]
     normal_law: str
     altered_laws: tuple[str, ...]
     description: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def rms(a: np.ndarray, b: np.ndarray | None = None) -> float:
@@ -77,8 +80,9 @@ def law_score(error: float, reference_error: float) -> float:
     return float(min(1.0, max(0.0, 1.0 - error / reference_error)))
 
 
-def run_agent_rollout(source: str, request: dict[str, Any],
-                      timeout_s: float = TIME_LIMIT_S) -> tuple[np.ndarray, str, float]:
+def run_agent_rollout(source: str, request: dict[str, Any], timeout_s: float = TIME_LIMIT_S,
+                      arrays: dict[str, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, str, float]:
     """Roll out the held-out states under the agent's law in a fresh sandbox process.
     Returns (trajectory, how the function was called, sandbox seconds); raises
     RolloutFailed with a reason."""
@@ -87,6 +91,10 @@ def run_agent_rollout(source: str, request: dict[str, Any],
     here = Path(__file__).parent
     files = {f"madlaw/{name}": (here / name).read_bytes() for name in _SOURCES}
     files["madlaw/__init__.py"] = b""
+    for name, array in (arrays or {}).items():
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(array), allow_pickle=False)
+        files[f"data/{name}.npy"] = buffer.getvalue()
     config = SandboxConfig(time_limit_s=timeout_s, cpu_s=int(timeout_s) + 10,
                            memory_mb=MEMORY_MB, preload={}, output_limit_chars=4_000_000)
     payload = json.dumps({**request, "source": source}).encode()
@@ -142,7 +150,8 @@ def score_law_by_rollout(world: Any, source: str, timeout_s: float = TIME_LIMIT_
     out: dict[str, Any] = {"score": 0.0, **held_out.description}
     try:
         truth = held_out.rollout(world.law)
-        trajectory, mode, sandbox_s = run_agent_rollout(source, held_out.request, timeout_s)
+        trajectory, mode, sandbox_s = run_agent_rollout(source, held_out.request, timeout_s,
+                                                        held_out.arrays)
         out.update({"called": mode, "sandbox_s": round(sandbox_s, 3)})
         if trajectory.shape != truth.shape:
             raise RolloutFailed(f"the rollout has shape {list(trajectory.shape)}; expected "
