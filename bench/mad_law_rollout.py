@@ -10,7 +10,8 @@ runs of:
 and the score it gave (medians over the runs after the first). Cases: the classical world (3 spheres in 3D, inv-r) with the
 true law written for arrays and written for one pair at a time, and with the true law
 plus an `acceleration` function (kappa20); the fluid world (vort5) with the true body
-force. The first run of each case also pays the JAX compilation (`first_total_s`).
+force; the quantum world (combined) with the true outcome rule and correlation. The
+first run of each case also pays the JAX compilation (`first_total_s`).
 
 Usage: .venv/bin/python bench/mad_law_rollout.py [--repeats 3]"""
 
@@ -37,10 +38,15 @@ ACCELERATION = ("def acceleration(force, mass, memory):\n"
 BODY_FORCE = ("import numpy as np\ndef body_force(u, v, omega):\n"
               "    c = 5.0 * np.cos(np.pi / 16 * omega)\n    return [c * v, -c * u]\n")
 
+OUTCOME = ("import numpy as np\ndef outcome_weight(amplitude):\n    return amplitude\n"
+           "def initial_correlation(x1, y1, x2, y2):\n"
+           "    return np.exp(-25.0 * ((x1 - x2)**2 + (y1 - y2)**2))\n")
+
 
 def cases():
     from discoverygym.suites.mad.classical import ClassicalWorld
     from discoverygym.suites.mad.fluid_world import FluidWorld
+    from discoverygym.suites.mad.quantum_world import QuantumWorld
 
     return {
         "classical inv-r, pair_force on arrays": (
@@ -52,6 +58,8 @@ def cases():
             PAIR_ARRAYS.format(power=3) + ACCELERATION),
         "fluid vort5, body_force on arrays": (
             lambda: FluidWorld(seed=0, law="vort5"), BODY_FORCE),
+        "quantum combined, outcome_weight and initial_correlation": (
+            lambda: QuantumWorld(seed=0, law="combined"), OUTCOME),
     }
 
 
@@ -61,6 +69,7 @@ def main() -> None:
     args = parser.parse_args()
     from discoverygym.suites.mad import constants as C
     from discoverygym.suites.mad import fluid_world as F
+    from discoverygym.suites.mad import quantum_world as Q
     from discoverygym.suites.mad.law_rollout import score_law_by_rollout
 
     out: dict = {"repeats": args.repeats,
@@ -71,6 +80,8 @@ def main() -> None:
                            "resolution": F.LAW_SCORE_RESOLUTION,
                            "horizon": F.LAW_SCORE_HORIZON,
                            "steps": int(F.LAW_SCORE_HORIZON / F.LAW_SCORE_DT)},
+                 "quantum": {"initial_states": Q.LAW_SCORE_STATES,
+                             "time_fractions": list(Q.LAW_SCORE_TIME_FRACTIONS)},
                  "cases": {}}
     for name, (make_world, source) in cases().items():
         totals, sandbox, scores = [], [], []

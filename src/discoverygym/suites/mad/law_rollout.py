@@ -1,9 +1,11 @@
 """The law score: an agent's law, as code, judged by the futures it predicts.
 
 The function the agent hands to `describe_law` (classical: `pair_force`, optionally
-`acceleration`; fluid: `body_force`) is plugged into the world's own integrator
-(`classical_physics.make_field_step`, `fluid_solver.fixed_step_advance`, run with NumPy)
-and rolled out from held-out initial states the agent never saw. They are drawn from
+`acceleration`; fluid: `body_force`; quantum: `outcome_weight`, optionally
+`initial_correlation`) is plugged into the world's own integrator
+(`classical_physics.make_field_step`, `fluid_solver.fixed_step_advance`, run with NumPy;
+`quantum_solver.Propagator`) and rolled out from held-out initial states the agent
+never saw. They are drawn from
 the episode seed on a stream of their own (`LAW_SCORE_STREAM`) and appear in no prompt,
 tool result or workspace. The truth is the same states rolled out under the world's
 true law by the host's JAX integrator; the reference is normal physics rolled out the
