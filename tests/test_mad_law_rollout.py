@@ -153,7 +153,8 @@ def test_normal_world_is_scored_against_the_altered_laws():
     ("    import discoverygym\n", "modulenotfounderror"),
     ("    return [float('nan')] * len(r_vec)\n", "nan"),
     ("    return [1.0, 2.0, 3.0]\n", "shape"),
-    ("    print('x' * 10_000_000)\n    return [0.0, 0.0]\n", "no valid result"),
+    ("    import os\n    os.write(1, b'x' * 10_000_000)\n    return [0.0, 0.0]\n",
+     "no valid result"),
 ])
 def test_hostile_functions_score_zero_with_a_reason(short_rollouts, body, reason):
     source = "def pair_force(m_i, m_j, r_vec):\n" + body
@@ -161,6 +162,13 @@ def test_hostile_functions_score_zero_with_a_reason(short_rollouts, body, reason
     assert out["score"] == 0.0
     assert reason in out["reason"].lower(), out
     assert len(json.dumps(out)) < 2000
+
+
+def test_prints_of_the_agent_do_not_break_the_reply(short_rollouts):
+    chatty = INVERSE_R.replace("    r_vec = np.asarray", "    print('debug', r_vec)\n"
+                               "    r_vec = np.asarray")
+    out = score_law_by_rollout(world("inv-r"), chatty)
+    assert out["score"] > 0.999999, out
 
 
 def test_forged_result_line_is_refused(short_rollouts):

@@ -255,6 +255,10 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     request = json.loads(sys.stdin.read())
     started = time.perf_counter()
+    reply_to = sys.stdout
+    # The agent's prints (a debugging line in a function called 10 000 times) must not
+    # push the reply out of the captured output.
+    sys.stdout = open(os.devnull, "w")
     try:
         namespace = {"np": np, "numpy": np, "math": math, "__name__": "agent_law"}
         exec(compile(request["source"], "<agent law>", "exec"), namespace)
@@ -268,8 +272,8 @@ def main():
         else:
             text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         reply = {"error": text[-1000:]}
-    sys.stdout.write("\n" + json.dumps(reply) + "\n")
-    sys.stdout.flush()
+    reply_to.write("\n" + json.dumps(reply) + "\n")
+    reply_to.flush()
 
 
 if __name__ == "__main__":

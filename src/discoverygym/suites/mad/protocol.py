@@ -315,8 +315,6 @@ class MadEpisode(Episode):
             "fraction_correct": float(np.mean(relative <= law.relative_tolerance)),
             "median_relative_error": float(np.median(relative)),
         }
-        # Held-out rollouts in the sandbox; the result stays in the record (never raises).
-        self._law_rollout = score_law_by_rollout(self._world, args["python_source"])
         return ToolResult("Your law was recorded (it is scored after the episode).")
 
     def _predict(self, args: dict[str, Any]) -> ToolResult:
@@ -477,11 +475,21 @@ class MadEpisode(Episode):
         if self._law_answer is not None:
             details["law_answer"] = self._law_answer
         if offers_law_score(self._world):
-            rollout = self._law_rollout or {"score": 0.0, "reason": "describe_law was not "
-                                            "called"}
-            details["law_score"] = rollout["score"]
-            details["law_rollout"] = rollout
+            details["law_rollout"] = self._law_score()
+            details["law_score"] = details["law_rollout"]["score"]
         return details
+
+    def _law_score(self) -> dict[str, Any]:
+        """The law score of the described law (held-out rollouts in the sandbox; never
+        raises). Computed when the record is written, after the agent has finished, so
+        its duration, which depends on the law, tells the agent nothing."""
+        if self._law_answer is None:
+            return {"score": 0.0, "reason": "describe_law was not called"}
+        if self._law_rollout is None:
+            self._law_rollout = score_law_by_rollout(
+                self._world, self._law_answer["python_source"]) or {
+                    "score": 0.0, "reason": "this world has no law score"}
+        return self._law_rollout
 
     def _score(self, answer: Any) -> Score:
         if self._variant == "infer":
