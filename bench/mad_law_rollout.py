@@ -13,7 +13,11 @@ plus an `acceleration` function (kappa20); the fluid world (vort5) with the true
 force; the quantum world (combined) with the true outcome rule and correlation. The
 first run of each case also pays the JAX compilation (`first_total_s`).
 
-Usage: .venv/bin/python bench/mad_law_rollout.py [--repeats 3]"""
+`--table` prints instead the law score of the two reference answers
+(`law_sources.py`: normal physics and the true law) for every law of every world
+(seed 0, default settings), with the seconds each took.
+
+Usage: .venv/bin/python bench/mad_law_rollout.py [--repeats 3] [--table]"""
 
 from __future__ import annotations
 
@@ -63,10 +67,40 @@ def cases():
     }
 
 
+def table() -> dict:
+    """Law score of normal physics and of the true law, per world and law (seed 0)."""
+    from discoverygym.core import get_suite
+    from discoverygym.suites.mad.law_rollout import score_law_by_rollout
+    from discoverygym.suites.mad.law_sources import normal_law_source, true_law_source
+    from discoverygym.suites.mad.worlds import world_class
+
+    out: dict = {}
+    for world_name in ("classical", "fluid", "quantum"):
+        for law in world_class(world_name).laws:
+            world = get_suite("mad").episode(f"{world_name}-{law}", seed=0)._world
+            row = {}
+            for name, source in (("normal", normal_law_source(world_name)),
+                                 ("true", true_law_source(world))):
+                start = time.perf_counter()
+                result = score_law_by_rollout(world, source)
+                row[name] = {"score": round(result["score"], 6),
+                             "error": result.get("error"),
+                             "reference_error": result.get("reference_error"),
+                             "reason": result.get("reason"),
+                             "seconds": round(time.perf_counter() - start, 1)}
+            out[f"{world_name}-{law}"] = row
+            print(json.dumps({f"{world_name}-{law}": row}), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
+    if args.table:
+        print(json.dumps(table(), indent=2))
+        return
     from discoverygym.suites.mad import constants as C
     from discoverygym.suites.mad import fluid_world as F
     from discoverygym.suites.mad import quantum_world as Q

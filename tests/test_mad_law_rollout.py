@@ -23,6 +23,7 @@ from discoverygym.suites.mad import quantum_world as Q
 from discoverygym.suites.mad.classical import ClassicalWorld
 from discoverygym.suites.mad.fluid_world import FluidWorld
 from discoverygym.suites.mad.law_rollout import law_score, score_law_by_rollout
+from discoverygym.suites.mad.law_sources import normal_law_source, true_law_source
 
 SMALL = {"t_max": 5.0, "n_particles": 3, "dim": 2}
 
@@ -291,3 +292,33 @@ def test_quantum_initial_correlation_is_plugged_in(small_quantum):
                    "    return math.fabs(amplitude)\n")
     out = score_law_by_rollout(w, scalar_only)
     assert out["score"] == 0.0 and "numpy arrays" in out["reason"].lower()
+
+
+# ---- the baselines: the true law of every world and law --------------------------------
+@pytest.fixture
+def tiny_rollouts(monkeypatch, short_rollouts):
+    monkeypatch.setattr(F, "LAW_SCORE_RESOLUTION", 32)
+    monkeypatch.setattr(F, "LAW_SCORE_HORIZON", 1.0)
+    monkeypatch.setattr(Q, "LAW_SCORE_STATES", 1)
+    monkeypatch.setattr(Q, "LAW_SCORE_TIME_FRACTIONS", (0.0, 7.0 / 6.0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", [f"{w}-{law}" for w, laws in (
+    ("classical", ClassicalWorld.laws), ("fluid", FluidWorld.laws),
+    ("quantum", Q.QuantumWorld.laws)) for law in laws])
+def test_true_law_source_scores_one_in_every_world(tiny_rollouts, task):
+    options = SMALL if task.startswith("classical") else {}
+    w = get_suite("mad").episode(task, seed=2, **options)._world
+    out = score_law_by_rollout(w, true_law_source(w))
+    assert out["score"] > 0.999999, out
+    assert out["reference"] == ("median of the altered laws" if task.endswith("-normal")
+                                else "normal")
+
+
+@pytest.mark.parametrize("task", ["classical-ripple", "fluid-vel0.5", "quantum-lambda5"])
+def test_normal_law_source_scores_zero_in_altered_worlds(tiny_rollouts, task):
+    options = SMALL if task.startswith("classical") else {}
+    w = get_suite("mad").episode(task, seed=2, **options)._world
+    out = score_law_by_rollout(w, normal_law_source(w.name))
+    assert out["score"] < 1e-6 and out["error"] > 0, out

@@ -59,7 +59,7 @@ MOMENTUM_CAP = 0.5 * math.pi / qs.QuantumGrid().spacing
 # The law score (law_rollout.py), ours: held-out packet pairs (the world's masses, fresh
 # centres, widths and momenta), read out at these fractions of T_max.
 LAW_SCORE_STATES = 2
-LAW_SCORE_TIME_FRACTIONS = (0.0, 1.0 / 6.0, 0.5, 7.0 / 6.0)
+LAW_SCORE_TIME_FRACTIONS = (0.0, 0.5, 7.0 / 6.0)
 WALL_MARGIN = 1.0  # ours: packet means stay at least one width inside the well
 # ours: whether the prompt states the prepared one-particle packets (masses, centres,
 # widths, momenta). "given" (default): the experimenter knows what was prepared and the
