@@ -237,7 +237,12 @@ def test_perfect_prediction_scores_one_and_persistence_scores_zero():
 
 
 @pytest.mark.parametrize("law, right", [("normal", 3), ("inv-r", 2)])
-def test_describe_law_scores_the_function_against_the_true_law(law, right):
+def test_describe_law_scores_the_function_against_the_true_law(law, right, monkeypatch):
+    from discoverygym.suites.mad import constants
+
+    # the record also rolls the law out (tests/test_mad_law_rollout.py): keep it short
+    monkeypatch.setattr(constants, "LAW_SCORE_STATES", 2)
+    monkeypatch.setattr(constants, "LAW_SCORE_HORIZON", 1.0)
     def source(power):
         return ("import numpy as np\ndef pair_force(m_i, m_j, r_vec):\n"
                 "    r_vec = np.asarray(r_vec)\n"

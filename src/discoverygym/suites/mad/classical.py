@@ -24,6 +24,7 @@ import numpy as np
 from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import constants as C
+from .law_rollout import LAW_SCORE_STREAM, TIME_LIMIT_S, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,
     T_MAX_OPTION,
@@ -51,7 +52,13 @@ class InitialState:
 def sample_initial_state(seed: int, n_particles: int, dim: int) -> InitialState:
     """Radii U(0.1, 0.5), masses U(0.5, 5), velocities N(0, 1) per component, positions
     uniform inside the box and at least PLACEMENT_GAP apart (surface to surface)."""
-    rng = np.random.default_rng([int(seed), n_particles, dim, 1])
+    return draw_initial_state(np.random.default_rng([int(seed), n_particles, dim, 1]),
+                              n_particles, dim)
+
+
+def draw_initial_state(rng: np.random.Generator, n_particles: int, dim: int) -> InitialState:
+    """`sample_initial_state` from a given generator (the law score's held-out states
+    come from a stream of their own)."""
     radius = rng.uniform(*C.RADIUS_RANGE, size=n_particles)
     mass = rng.uniform(*C.MASS_RANGE, size=n_particles)
     v = rng.normal(0.0, C.VELOCITY_SIGMA, size=(n_particles, dim))
@@ -379,10 +386,52 @@ class ClassicalWorld(World):
             signature="def pair_force(m_i: float, m_j: float, r_vec: list[float]) -> list[float]",
             explanation=("the force on particle i (mass m_i) exerted by particle j (mass m_j), "
                          "with r_vec = position of j minus position of i, as a list of "
-                         f"{dim} numbers (G = 1; ignore softening and collisions). Only the "
-                         "pair force is checked by execution; describe any change of inertia "
-                         "in the text."),
+                         f"{dim} numbers (G = 1; ignore softening and collisions). If it also "
+                         "works on NumPy arrays (m_i, m_j of shape (P,), r_vec (P, "
+                         f"{dim}) -> (P, {dim})) it is called that way, else once per pair "
+                         "(slower; the simulation has a time limit of "
+                         f"{TIME_LIMIT_S:g} s). If inertia is not a = F / m, also define "
+                         "`acceleration(force, mass, memory) -> (a, memory_rate)` on arrays: "
+                         f"force (P, {dim}) the total force on each of P particles, mass (P,), "
+                         f"memory (P, {dim}, {dim}) a state of your choosing per particle that "
+                         "starts at zero and grows by memory_rate * dt each step; it returns a "
+                         f"(P, {dim}) and memory_rate (P, {dim}, {dim})."),
             sample_inputs=sample_inputs, truth=truth)
+
+    def law_rollout(self) -> HeldOut:
+        """LAW_SCORE_STATES fresh initial states (same distribution as the world's, own
+        stream), rolled out LAW_SCORE_HORIZON time units with the world's step and dt,
+        positions kept every time unit."""
+        from . import classical_physics as P
+
+        rng = np.random.default_rng([self.seed, LAW_SCORE_STREAM])
+        states = [draw_initial_state(rng, self.n_particles, self.dim)
+                  for _ in range(C.LAW_SCORE_STATES)]
+        x, v, mass, radius = (np.stack([getattr(s, f) for s in states])
+                              for f in ("x", "v", "mass", "radius"))
+        stride, n_outputs = C.SNAPSHOT_STRIDE_STEPS, int(C.LAW_SCORE_HORIZON)
+        cache: dict[str, np.ndarray] = {}
+
+        def rollout(law: str) -> np.ndarray:
+            if law not in cache:
+                with P.x64():
+                    integrator = P.integrator_for(law, self.inertia_decay, stride)
+                    state, bodies = P.as_state(x, v), P.as_bodies(mass, radius)
+                    out = []
+                    for _ in range(n_outputs):
+                        state = integrator.advance(state, bodies, stride)
+                        out.append(np.asarray(state.x))
+                cache[law] = np.stack(out, axis=1)
+            return cache[law]
+
+        request = {"world": "classical", "x": x.tolist(), "v": v.tolist(),
+                   "mass": mass.tolist(), "radius": radius.tolist(), "dt": C.DT,
+                   "half_width": C.BOX_HALF_WIDTH, "steps_per_output": stride,
+                   "n_outputs": n_outputs}
+        return HeldOut(request, rollout, "normal",
+                       tuple(law for law in self.laws if law != "normal"),
+                       {"initial_states": C.LAW_SCORE_STATES,
+                        "horizon": C.LAW_SCORE_HORIZON})
 
     def parameter_question(self) -> ParameterQuestion | None:
         if not self.law.startswith("kappa="):

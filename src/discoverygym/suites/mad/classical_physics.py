@@ -5,6 +5,11 @@ Everything is a pure function over explicit state (JAX-MD style). An altered law
 different `PairForceLaw` or `InertiaModel` handed to the same `make_advance`; the step
 never branches on a law's name.
 
+The step functions take the array module as `xp` (default `jax.numpy`) and accept
+leading batch axes (`x` of shape (..., N, D)): the law score (`law_rollout.py`) runs
+this same step with NumPy inside the sandbox, with an agent's force and inertia
+functions plugged in, on a batch of held-out initial states.
+
 Float64 on the CPU: every JAX call of this module must run inside `x64()` (a local
 `jax.enable_x64(True)` context on the CPU device), so the rest of the process keeps
 JAX's float32 default and its default device. The cached compiled functions are
@@ -57,6 +62,11 @@ class Bodies(NamedTuple):
 PairForceLaw = Callable[[jax.Array], jax.Array]
 # An inertia model: (force (N, D), mass (N,), s (N, D, D)) -> (acceleration, dS/dt).
 InertiaModel = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+# A force field: (positions (..., N, D), masses (..., N)) -> total force on each (..., N, D).
+ForceField = Callable[[jax.Array, jax.Array], jax.Array]
+# A vector pair force for P pairs at once: (m_i (P,), m_j (P,), r_vec (P, D)) -> (P, D),
+# the force on i from j with r_vec = x_j - x_i (the form an agent's `pair_force` takes).
+PairForceFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 # ---- force laws ----------------------------------------------------------------------
@@ -78,83 +88,109 @@ def ripple_force(g: float = C.G, amplitude: float = C.RIPPLE_AMPLITUDE,
 
 
 def pair_forces(x: jax.Array, mass: jax.Array, law: PairForceLaw,
-                softening: float = C.SOFTENING) -> jax.Array:
+                softening: float = C.SOFTENING, xp=jnp) -> jax.Array:
     """Total force (N, D) on each particle: sum over j of |F|(r_s) along x_j - x_i, with
     the Plummer-softened separation r_s = sqrt(r^2 + eps^2). The self term vanishes
     because its separation vector is zero."""
-    sep = x[None, :, :] - x[:, None, :]  # [i, j] = x_j - x_i
-    r_soft = jnp.sqrt(jnp.sum(sep**2, axis=-1) + softening**2)
-    per_r = law(r_soft) * mass[:, None] * mass[None, :] / r_soft
-    return jnp.sum(per_r[:, :, None] * sep, axis=1)
+    sep = x[..., None, :, :] - x[..., :, None, :]  # [i, j] = x_j - x_i
+    r_soft = xp.sqrt(xp.sum(sep**2, axis=-1) + softening**2)
+    per_r = law(r_soft) * mass[..., :, None] * mass[..., None, :] / r_soft
+    return xp.sum(per_r[..., None] * sep, axis=-2)
+
+
+def radial_forces(law: PairForceLaw, softening: float = C.SOFTENING, xp=jnp) -> ForceField:
+    """The force field of a radial law (the benchmark's laws): `pair_forces`."""
+    return lambda x, mass: pair_forces(x, mass, law, softening, xp)
+
+
+def pairwise_forces(pair_force: PairForceFunction, xp=np) -> ForceField:
+    """The force field of a vector pair force called once for all ordered pairs i != j
+    (P = batch x N x (N - 1) rows), unsoftened: the force on i is the sum over j."""
+    def forces(x, mass):
+        n, dim = x.shape[-2], x.shape[-1]
+        if n < 2:
+            return xp.zeros_like(x)
+        first = [i for i in range(n) for j in range(n) if j != i]
+        second = [j for i in range(n) for j in range(n) if j != i]
+        r_vec = x[..., second, :] - x[..., first, :]  # (..., N (N - 1), D)
+        per_pair = pair_force(xp.reshape(mass[..., first], (-1,)),
+                              xp.reshape(mass[..., second], (-1,)),
+                              xp.reshape(r_vec, (-1, dim)))
+        per_pair = xp.reshape(per_pair, (*x.shape[:-2], n, n - 1, dim))
+        return xp.sum(per_pair, axis=-2)
+    return forces
 
 
 # ---- inertia models -------------------------------------------------------------------
-def standard_inertia() -> InertiaModel:
+def standard_inertia(xp=jnp) -> InertiaModel:
     """a = F / m; S stays zero."""
     def inertia(force, mass, s):
-        return force / mass[:, None], jnp.zeros_like(s)
+        return force / mass[..., None], xp.zeros_like(s)
     return inertia
 
 
-def _solve_identity_plus(b: jax.Array, f: jax.Array) -> jax.Array:
+def _solve_identity_plus(b: jax.Array, f: jax.Array, xp=jnp) -> jax.Array:
     """(I + B)^-1 f for batches of 2x2 or 3x3 B, by the adjugate. With B = 0 the
     adjugate is I and the determinant 1, so the result is f bit for bit (this makes
     kappa = 0 reduce exactly to the standard law)."""
     dim = b.shape[-1]
-    m = b + jnp.eye(dim, dtype=b.dtype)
+    m = b + xp.eye(dim, dtype=b.dtype)
     if dim == 2:
         a, bb, c, d = m[..., 0, 0], m[..., 0, 1], m[..., 1, 0], m[..., 1, 1]
         det = a * d - bb * c
         out0 = d * f[..., 0] - bb * f[..., 1]
         out1 = -c * f[..., 0] + a * f[..., 1]
-        return jnp.stack([out0, out1], axis=-1) / det[..., None]
+        return xp.stack([out0, out1], axis=-1) / det[..., None]
     if dim == 3:
-        cof = jnp.stack([
-            jnp.cross(m[..., 1, :], m[..., 2, :]),
-            jnp.cross(m[..., 2, :], m[..., 0, :]),
-            jnp.cross(m[..., 0, :], m[..., 1, :]),
+        cof = xp.stack([
+            xp.cross(m[..., 1, :], m[..., 2, :]),
+            xp.cross(m[..., 2, :], m[..., 0, :]),
+            xp.cross(m[..., 0, :], m[..., 1, :]),
         ], axis=-1)  # columns are the cofactor rows: cof = adj(m)
-        det = jnp.sum(m[..., 0, :] * cof[..., :, 0], axis=-1)
-        return jnp.einsum("...ij,...j->...i", cof, f) / det[..., None]
+        det = xp.sum(m[..., 0, :] * cof[..., :, 0], axis=-1)
+        return xp.einsum("...ij,...j->...i", cof, f) / det[..., None]
     raise ValueError(f"dimension must be 2 or 3, got {dim}")
 
 
-def anisotropic_inertia(kappa: float, decay_rate: float = C.INERTIA_DECAY_RATE) -> InertiaModel:
+def anisotropic_inertia(kappa: float, decay_rate: float = C.INERTIA_DECAY_RATE,
+                        xp=jnp) -> InertiaModel:
     """Anisotropic inertia: a = M^-1 F with M = m I + kappa S and dS/dt = -lambda S + a a^T
     (lambda = `decay_rate`). S is positive semi-definite, so M is positive definite."""
     def inertia(force, mass, s):
         scale = kappa / mass
-        acc = _solve_identity_plus(scale[:, None, None] * s, force) / mass[:, None]
-        rate = -decay_rate * s + acc[:, :, None] * acc[:, None, :]
+        acc = _solve_identity_plus(scale[..., None, None] * s, force, xp) / mass[..., None]
+        rate = -decay_rate * s + acc[..., :, None] * acc[..., None, :]
         return acc, rate
     return inertia
 
 
 # ---- collisions -----------------------------------------------------------------------
-def collide_spheres(x: jax.Array, v: jax.Array, bodies: Bodies) -> jax.Array:
+def collide_spheres(x: jax.Array, v: jax.Array, bodies: Bodies, xp=jnp) -> jax.Array:
     """Elastic (restitution 1) impulses between touching spheres that approach each
     other. All pairs are resolved at once from the pre-collision velocities (exact for
     any number of disjoint pairs; a rare triple contact gets the sum of pair impulses)."""
-    n = x.shape[0]
-    sep = x[None, :, :] - x[:, None, :]  # x_j - x_i
-    eye = jnp.eye(n, dtype=bool)
-    dist = jnp.sqrt(jnp.sum(sep**2, axis=-1))
-    safe = jnp.where(eye, 1.0, dist)
-    normal = sep / safe[:, :, None]
-    rel = jnp.sum((v[None, :, :] - v[:, None, :]) * normal, axis=-1)  # (v_j - v_i) . n
-    contact = (dist < bodies.radius[:, None] + bodies.radius[None, :]) & ~eye & (rel < 0)
+    n = x.shape[-2]
+    sep = x[..., None, :, :] - x[..., :, None, :]  # x_j - x_i
+    eye = xp.eye(n, dtype=bool)
+    dist = xp.sqrt(xp.sum(sep**2, axis=-1))
+    safe = xp.where(eye, 1.0, dist)
+    normal = sep / safe[..., None]
+    rel = xp.sum((v[..., None, :, :] - v[..., :, None, :]) * normal, axis=-1)  # (v_j - v_i).n
+    radius = bodies.radius
+    contact = (dist < radius[..., :, None] + radius[..., None, :]) & ~eye & (rel < 0)
     m = bodies.mass
-    weight = jnp.where(contact, 2.0 * m[None, :] / (m[:, None] + m[None, :]) * rel, 0.0)
-    return v + jnp.sum(weight[:, :, None] * normal, axis=1)
+    weight = xp.where(contact, 2.0 * m[..., None, :] / (m[..., :, None] + m[..., None, :])
+                      * rel, 0.0)
+    return v + xp.sum(weight[..., None] * normal, axis=-2)
 
 
 def bounce_walls(x: jax.Array, v: jax.Array, radius: jax.Array,
-                 half_width: float = C.BOX_HALF_WIDTH) -> jax.Array:
+                 half_width: float = C.BOX_HALF_WIDTH, xp=jnp) -> jax.Array:
     """Reflect the velocity component of a sphere that touches a wall and moves into it."""
-    lo = -half_width + radius[:, None]
-    hi = half_width - radius[:, None]
+    lo = -half_width + radius[..., None]
+    hi = half_width - radius[..., None]
     into = ((x < lo) & (v < 0)) | ((x > hi) & (v > 0))
-    return jnp.where(into, -v, v)
+    return xp.where(into, -v, v)
 
 
 # ---- the integrator -------------------------------------------------------------------
@@ -163,14 +199,21 @@ def make_step(force_law: PairForceLaw, inertia: InertiaModel, dt: float = C.DT,
               ) -> Callable[[State, Bodies], State]:
     """One semi-implicit Euler step: a from the current positions (and S), v += a dt,
     x += v dt, S += dS/dt dt, then collisions with spheres and walls."""
+    return make_field_step(radial_forces(force_law, softening), inertia, dt, half_width)
+
+
+def make_field_step(forces: ForceField, inertia: InertiaModel, dt: float = C.DT,
+                    half_width: float = C.BOX_HALF_WIDTH, xp=jnp
+                    ) -> Callable[[State, Bodies], State]:
+    """`make_step` for any force field and array module (states may carry batch axes)."""
     def step(state: State, bodies: Bodies) -> State:
-        force = pair_forces(state.x, bodies.mass, force_law, softening)
+        force = forces(state.x, bodies.mass)
         acc, s_rate = inertia(force, bodies.mass, state.s)
         v = state.v + dt * acc
         x = state.x + dt * v
         s = state.s + dt * s_rate
-        v = collide_spheres(x, v, bodies)
-        v = bounce_walls(x, v, bodies.radius, half_width)
+        v = collide_spheres(x, v, bodies, xp)
+        v = bounce_walls(x, v, bodies.radius, half_width, xp)
         return State(x, v, s)
     return step
 
@@ -236,8 +279,8 @@ def make_advance(law: Law, chunk_steps: int = C.SNAPSHOT_STRIDE_STEPS, dt: float
 def as_state(x: np.ndarray, v: np.ndarray, s: np.ndarray | None = None) -> State:
     """A float64 State from NumPy arrays (call inside `x64()`)."""
     x = jnp.asarray(x, dtype=jnp.float64)
-    n, d = x.shape
-    s = jnp.zeros((n, d, d), dtype=jnp.float64) if s is None else jnp.asarray(s, jnp.float64)
+    d = x.shape[-1]
+    s = jnp.zeros((*x.shape, d), dtype=jnp.float64) if s is None else jnp.asarray(s, jnp.float64)
     return State(x, jnp.asarray(v, dtype=jnp.float64), s)
 
 

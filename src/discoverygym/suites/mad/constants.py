@@ -30,3 +30,7 @@ KAPPA_GRID = (0.0, 5.0, 10.0, 15.0, 20.0)  # paper: kappa values of the inferenc
 SNAPSHOT_STRIDE_STEPS = 1000  # ours: the cached trajectory keeps every 1000th step (1 time unit)
 DEFAULT_N_PARTICLES = 3  # paper
 DEFAULT_DIM = 3  # ours: spheres in 3D unless --dim 2
+
+# The law score (law_rollout.py): held-out initial states rolled out from t = 0.
+LAW_SCORE_STATES = 8  # ours: states per rollout (one batch)
+LAW_SCORE_HORIZON = 10.0  # ours: time units rolled out (positions compared every unit)

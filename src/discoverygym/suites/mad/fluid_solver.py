@@ -15,7 +15,9 @@ div u = 0, curl f = -div(C u) = -u . grad C; it does no work on the flow (f . u 
 Time stepping: classical RK4 on the nonlinear term with an integrating factor
 exp(-nu |k|^2 t) for viscosity (Lawson RK4), 2/3-rule dealiasing of every product,
 and a CFL-limited step chosen per output interval outside jit, so that output times
-are hit exactly. A law is a function handed to the integrator: ``modulation(u, v,
+are hit exactly. The right-hand side and the step take the array module as `xp` and
+accept a leading batch axis: the law score (`law_rollout.py`) runs this same step with
+NumPy in the sandbox, with an agent's body force plugged in. A law is a function handed to the integrator: ``modulation(u, v,
 omega) -> C`` or ``None`` for the standard equation.
 
 float64: call the simulators inside ``jax.enable_x64(True)`` (``simulate`` does so);
@@ -33,6 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 
 Modulation = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+# Any extra body force per unit mass, (u, v, omega) on the grid -> (f_x, f_y): the form an
+# agent's `body_force` takes (the benchmark's laws are f = C u_perp, a `Modulation`).
+BodyForce = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 DOMAIN_LENGTH = 2.0 * math.pi  # paper: the periodic square [0, 2 pi]^2
 
@@ -134,13 +139,13 @@ class _Operators:
     n: int
 
 
-def _operators(n: int) -> _Operators:
+def _operators(n: int, xp=jnp) -> _Operators:
     grid = SpectralGrid(n)
     kx, ky = grid.wavenumbers()
     k2 = kx**2 + ky**2
     inv_k2 = np.where(k2 > 0, 1.0 / np.where(k2 > 0, k2, 1.0), 0.0)
-    return _Operators(jnp.asarray(kx), jnp.asarray(ky), jnp.asarray(k2), jnp.asarray(inv_k2),
-                      jnp.asarray(grid.dealias_mask()), n)
+    return _Operators(xp.asarray(kx), xp.asarray(ky), xp.asarray(k2), xp.asarray(inv_k2),
+                      xp.asarray(grid.dealias_mask()), n)
 
 
 def velocity_hat(omega_hat: jax.Array, ops: _Operators) -> tuple[jax.Array, jax.Array]:
@@ -150,33 +155,63 @@ def velocity_hat(omega_hat: jax.Array, ops: _Operators) -> tuple[jax.Array, jax.
 
 
 def nonlinear_term(omega_hat: jax.Array, ops: _Operators,
-                   modulation: Modulation | None) -> jax.Array:
-    """-u . grad omega + curl f, dealiased, in real-FFT coefficients."""
+                   modulation: Modulation | None, xp=jnp,
+                   body_force: BodyForce | None = None) -> jax.Array:
+    """-u . grad omega + curl f, dealiased, in real-FFT coefficients. The law is either a
+    `modulation` (f = C u_perp) or any `body_force` (f_x, f_y), or neither."""
     shape = (ops.n, ops.n)
     u_hat, v_hat = velocity_hat(omega_hat, ops)
-    u = jnp.fft.irfft2(u_hat, s=shape)
-    v = jnp.fft.irfft2(v_hat, s=shape)
-    dwdx = jnp.fft.irfft2(1j * ops.kx * omega_hat, s=shape)
-    dwdy = jnp.fft.irfft2(1j * ops.ky * omega_hat, s=shape)
-    term = -jnp.fft.rfft2(u * dwdx + v * dwdy)
+    u = xp.fft.irfft2(u_hat, s=shape)
+    v = xp.fft.irfft2(v_hat, s=shape)
+    dwdx = xp.fft.irfft2(1j * ops.kx * omega_hat, s=shape)
+    dwdy = xp.fft.irfft2(1j * ops.ky * omega_hat, s=shape)
+    term = -xp.fft.rfft2(u * dwdx + v * dwdy)
     if modulation is not None:
-        omega = jnp.fft.irfft2(omega_hat, s=shape)
+        omega = xp.fft.irfft2(omega_hat, s=shape)
         c = modulation(u, v, omega)
         # curl(C u_perp) = -div(C u)
-        term = term - 1j * ops.kx * jnp.fft.rfft2(c * u) - 1j * ops.ky * jnp.fft.rfft2(c * v)
-    return jnp.where(ops.mask, term, 0.0)
+        term = term - 1j * ops.kx * xp.fft.rfft2(c * u) - 1j * ops.ky * xp.fft.rfft2(c * v)
+    if body_force is not None:
+        omega = xp.fft.irfft2(omega_hat, s=shape)
+        fx, fy = body_force(u, v, omega)
+        term = term + 1j * ops.kx * xp.fft.rfft2(fy) - 1j * ops.ky * xp.fft.rfft2(fx)
+    return xp.where(ops.mask, term, 0.0)
 
 
 def _lawson_rk4_step(omega_hat: jax.Array, dt: jax.Array, decay_half: jax.Array,
-                     ops: _Operators, modulation: Modulation | None) -> jax.Array:
+                     ops: _Operators, modulation: Modulation | None, xp=jnp,
+                     body_force: BodyForce | None = None) -> jax.Array:
     """One RK4 step of the nonlinear term with the exact viscous integrating factor;
     `decay_half` = exp(-nu k^2 dt / 2)."""
+    def rhs(w):
+        return nonlinear_term(w, ops, modulation, xp, body_force)
+
     decay = decay_half * decay_half
-    k1 = dt * nonlinear_term(omega_hat, ops, modulation)
-    k2 = dt * nonlinear_term(decay_half * (omega_hat + 0.5 * k1), ops, modulation)
-    k3 = dt * nonlinear_term(decay_half * omega_hat + 0.5 * k2, ops, modulation)
-    k4 = dt * nonlinear_term(decay * omega_hat + decay_half * k3, ops, modulation)
+    k1 = dt * rhs(omega_hat)
+    k2 = dt * rhs(decay_half * (omega_hat + 0.5 * k1))
+    k3 = dt * rhs(decay_half * omega_hat + 0.5 * k2)
+    k4 = dt * rhs(decay * omega_hat + decay_half * k3)
     return decay * omega_hat + (decay * k1 + 2.0 * decay_half * (k2 + k3) + k4) / 6.0
+
+
+def fixed_step_advance(omega_hat: np.ndarray, dt: float, n_steps: int, *, nu: float,
+                       modulation: Modulation | None = None,
+                       body_force: BodyForce | None = None, xp=jnp) -> np.ndarray:
+    """`n_steps` Lawson-RK4 steps of a fixed `dt` from real-FFT coefficients (any leading
+    batch axes). With `xp` = jax.numpy (call inside `jax.enable_x64`) it is the world's
+    jitted kernel; with NumPy it runs the same step eagerly (agent laws in the sandbox)."""
+    n = int(omega_hat.shape[-2])
+    if xp is jnp and body_force is None:
+        with jax.enable_x64(True):
+            advance, _ = _compiled(n, float(nu), modulation, True)
+            return np.asarray(advance(jnp.asarray(omega_hat, jnp.complex128),
+                                      jnp.asarray(dt, jnp.float64), int(n_steps)))
+    ops = _operators(n, xp)
+    decay_half = xp.exp(-0.5 * nu * ops.k2 * dt)
+    w = omega_hat
+    for _ in range(int(n_steps)):
+        w = _lawson_rk4_step(w, dt, decay_half, ops, modulation, xp, body_force)
+    return w
 
 
 @lru_cache(maxsize=64)

@@ -27,6 +27,7 @@ import numpy as np
 from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import fluid_solver as fs
+from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,
     T_MAX_OPTION,
@@ -53,6 +54,13 @@ MAX_POINTS_PER_MEASUREMENT = 64  # ours
 CFL = 0.5  # ours: Courant number of the adaptive step
 COMBINED_ALPHA = 0.5  # paper: alpha of the combined law
 COMBINED_GAMMAS = (0.5, 5.0)  # ours: the combined law mixes vel0.5 and vort5
+# The law score (law_rollout.py), ours: held-out shear layers on a coarser grid, where
+# NumPy in the sandbox runs a rollout in seconds.
+LAW_SCORE_STATES = 3
+LAW_SCORE_RESOLUTION = 64
+LAW_SCORE_DT = 1.0 / 128  # CFL <= 0.4 for |u| + |v| <= 1.5 under every law (factor <= 3.1)
+LAW_SCORE_HORIZON = 4.0  # time units; vorticity compared every unit
+LAW_SCORE_SAMPLE_STRIDE = 2  # compare on every second grid point (32 x 32)
 
 LAWS: dict[str, fs.Modulation | None] = {
     "normal": None,
@@ -348,8 +356,49 @@ class FluidWorld(World):
             signature="def body_force(u: float, v: float, omega: float) -> list[float]",
             explanation=("the extra force per unit mass [f_x, f_y] acting on the fluid at a "
                          "point where the velocity is (u, v) and the vorticity omega; return "
-                         "[0.0, 0.0] for the standard Navier-Stokes equations."),
+                         "[0.0, 0.0] for the standard Navier-Stokes equations. It must also "
+                         "work elementwise on NumPy arrays u, v, omega of one shape (returning "
+                         "[f_x, f_y] of that shape): that is how the simulator calls it."),
             sample_inputs=sample_inputs, truth=truth, relative_tolerance=1e-3)
+
+    def law_rollout(self) -> HeldOut:
+        """LAW_SCORE_STATES fresh double shear layers (thickness stratified over its
+        range, so thin, high-vorticity layers are always among them; amplitude and an
+        x-shift uniform; own stream) on a LAW_SCORE_RESOLUTION grid, rolled out with the
+        world's Lawson-RK4 step at the fixed step LAW_SCORE_DT (one step for every law,
+        so that equal laws give equal rollouts); vorticity kept every time unit on every
+        LAW_SCORE_SAMPLE_STRIDE-th grid point."""
+        rng = np.random.default_rng([self.seed, LAW_SCORE_STREAM])
+        n, k = LAW_SCORE_RESOLUTION, LAW_SCORE_STATES
+        edges = np.linspace(*THICKNESS_RANGE, k + 1)
+        omega = np.stack([fs.double_shear_layer(n, float(rng.uniform(edges[i], edges[i + 1])),
+                                                float(rng.uniform(*AMPLITUDE_RANGE)),
+                                                float(rng.uniform(0.0, 2.0 * math.pi)))
+                          for i in range(k)])
+        steps = int(round(1.0 / LAW_SCORE_DT))
+        n_outputs = int(LAW_SCORE_HORIZON)
+        stride = LAW_SCORE_SAMPLE_STRIDE
+        cache: dict[str, np.ndarray] = {}
+
+        def rollout(law: str) -> np.ndarray:
+            if law not in cache:
+                w_hat = np.where(fs.SpectralGrid(n).dealias_mask(), np.fft.rfft2(omega), 0.0)
+                w_hat[..., 0, 0] = 0.0
+                out = []
+                for _ in range(n_outputs):
+                    w_hat = fs.fixed_step_advance(w_hat, LAW_SCORE_DT, steps, nu=VISCOSITY,
+                                                  modulation=LAWS[law])
+                    out.append(np.fft.irfft2(w_hat, s=(n, n))[..., ::stride, ::stride])
+                cache[law] = np.stack(out, axis=1)
+            return cache[law]
+
+        request = {"world": "fluid", "omega": omega.tolist(), "resolution": n,
+                   "dt": LAW_SCORE_DT, "steps_per_output": steps, "n_outputs": n_outputs,
+                   "nu": VISCOSITY, "sample_stride": stride}
+        return HeldOut(request, rollout, "normal",
+                       tuple(law for law in self.laws if law != "normal"),
+                       {"initial_states": k, "horizon": LAW_SCORE_HORIZON,
+                        "resolution": n, "dt": LAW_SCORE_DT})
 
     def info(self) -> WorldInfo:
         return WorldInfo(

@@ -25,6 +25,7 @@ import numpy as np
 
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .law_check import LawFunctionError, run_law_function
+from .law_rollout import offers_law_score, score_law_by_rollout
 from .worlds import Observation, World
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
@@ -91,6 +92,7 @@ class MadEpisode(Episode):
         self._trial = 0
         self._runs_started = 0  # measurement runs begun over the whole episode
         self._law_answer: dict[str, Any] | None = None
+        self._law_rollout: dict[str, Any] | None = None
         self._trial_predictions: list[np.ndarray] = []
         self._trial_summaries: list[dict[str, Any]] = []
         self._start_measurement_phase()
@@ -160,7 +162,8 @@ class MadEpisode(Episode):
                 "Optional, once, after end_measurements and before your final answer: state "
                 "the law you found, as text and as Python source defining "
                 f"`{law.signature}`: {law.explanation} The function is run on random inputs "
-                "and compared with the true law; the result is only recorded.",
+                "and compared with the true law, and plugged into the simulator to predict "
+                "initial states you have not seen; the results are only recorded.",
                 {"type": "object", "properties": {
                     "text": {"type": "string", "minLength": 1},
                     "python_source": {"type": "string", "minLength": 1},
@@ -471,7 +474,22 @@ class MadEpisode(Episode):
                                    "constants": info.constants, "variant": self._variant}
         if self._law_answer is not None:
             details["law_answer"] = self._law_answer
+        if offers_law_score(self._world):
+            details["law_rollout"] = self._law_score()
+            details["law_score"] = details["law_rollout"]["score"]
         return details
+
+    def _law_score(self) -> dict[str, Any]:
+        """The law score of the described law (held-out rollouts in the sandbox; never
+        raises). Computed when the record is written, after the agent has finished, so
+        its duration, which depends on the law, tells the agent nothing."""
+        if self._law_answer is None:
+            return {"score": 0.0, "reason": "describe_law was not called"}
+        if self._law_rollout is None:
+            self._law_rollout = score_law_by_rollout(
+                self._world, self._law_answer["python_source"]) or {
+                    "score": 0.0, "reason": "this world has no law score"}
+        return self._law_rollout
 
     def _score(self, answer: Any) -> Score:
         if self._variant == "infer":

@@ -28,9 +28,11 @@ import numpy as np
 from ...core import RunOption, ToolInputError
 from ...core.paths import cache_dir
 from . import quantum_solver as qs
+from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,
     T_MAX_OPTION,
+    LawFunction,
     Observation,
     World,
     WorldDefaults,
@@ -54,6 +56,10 @@ VELOCITY_RANGES = ((0.0, 2.0), (0.0, 3.0))  # paper: velocities U(0, 2) and U(0,
 # ours: |p| per axis at most half the grid's Nyquist wave number pi / h, so that the
 # packet is resolved on 32 cells (p = m v is clipped; this binds for heavy particle 2)
 MOMENTUM_CAP = 0.5 * math.pi / qs.QuantumGrid().spacing
+# The law score (law_rollout.py), ours: held-out packet pairs (the world's masses, fresh
+# centres, widths and momenta), read out at these fractions of T_max.
+LAW_SCORE_STATES = 2
+LAW_SCORE_TIME_FRACTIONS = (0.0, 0.5, 7.0 / 6.0)
 WALL_MARGIN = 1.0  # ours: packet means stay at least one width inside the well
 # ours: whether the prompt states the prepared one-particle packets (masses, centres,
 # widths, momenta). "given" (default): the experimenter knows what was prepared and the
@@ -84,11 +90,20 @@ class Packets:
 
 def sample_packets(seed: int) -> Packets:
     """Masses, means, widths and momenta of the two packets, with the floors above."""
-    rng = np.random.default_rng([int(seed), 1])
+    return draw_packets(np.random.default_rng([int(seed), 1]))
+
+
+def draw_packets(rng: np.random.Generator, masses_given: tuple[float, float] | None = None
+                 ) -> Packets:
+    """`sample_packets` from a given generator; `masses_given` replaces the drawn masses
+    (the law score's held-out packets keep the world's particles, whose Hamiltonians
+    are diagonalised already)."""
     masses, means, widths, momenta = [], [], [], []
     half_well = np.array(qs.WELL_SIZE) / 2
     for k in range(2):
         mass = max(float(rng.uniform(*MASS_RANGES[k])), MASS_FLOOR)
+        if masses_given is not None:
+            mass = float(masses_given[k])
         width = max(float(rng.uniform(*WIDTH_RANGE)), WIDTH_FLOOR)
         mean = rng.uniform(*MEAN_RANGES[k], size=2)
         mean = np.minimum(mean, half_well - WALL_MARGIN * width)
@@ -336,6 +351,67 @@ class QuantumWorld(World):
                 "region_probability": "sum over cells of (cell area inside the region / "
                                       "cell area) x cell probability"}
         return facts
+
+    def law_function(self) -> LawFunction:
+        power = self.born_power
+
+        def sample_inputs(rng: np.random.Generator) -> list[dict[str, Any]]:
+            return [{"amplitude": float(np.exp(rng.uniform(np.log(1e-4), np.log(0.5))))}
+                    for _ in range(64)]
+
+        def truth(inputs: list[dict[str, Any]]) -> np.ndarray:
+            return np.array([d["amplitude"] ** power for d in inputs])
+
+        return LawFunction(
+            name="outcome_weight",
+            signature="def outcome_weight(amplitude: float) -> float",
+            explanation=(
+                "the weight of a grid cell of the two-particle state in the outcome "
+                "probabilities, from the magnitude |Psi| of the wave function there (the "
+                "probabilities are the weights normalised to sum 1; the Born rule is "
+                "amplitude ** 2). If the prepared initial state is not the product "
+                "psi1(r1) psi2(r2), also define `initial_correlation(x1, y1, x2, y2)`, the "
+                "factor it is multiplied by (then normalised). Both must work elementwise "
+                "on NumPy arrays: they are plugged into the exact propagator and read out "
+                "for prepared states you have not seen."),
+            sample_inputs=sample_inputs, truth=truth)
+
+    def law_rollout(self) -> HeldOut:
+        """LAW_SCORE_STATES fresh packet pairs with the world's masses, evolved exactly;
+        both particles' cell marginals under a law's outcome rule at the
+        LAW_SCORE_TIME_FRACTIONS of T_max."""
+        rng = np.random.default_rng([self.seed, LAW_SCORE_STREAM])
+        packets = [draw_packets(rng, self.packets.masses) for _ in range(LAW_SCORE_STATES)]
+        times = [f * self.defaults.t_max for f in LAW_SCORE_TIME_FRACTIONS]
+        first = cached_eigensystem(self.packets.masses[0])
+        second = cached_eigensystem(self.packets.masses[1])
+        states: dict[float, list[list[np.ndarray]]] = {}
+
+        def evolved(coupling: float) -> list[list[np.ndarray]]:
+            if coupling not in states:
+                states[coupling] = []
+                for p in packets:
+                    psi1 = qs.gaussian_packet(self.grid, p.means[0], p.widths[0], p.momenta[0])
+                    psi2 = qs.gaussian_packet(self.grid, p.means[1], p.widths[1], p.momenta[1])
+                    propagator = qs.Propagator.from_state(
+                        first, second, qs.entangled_state(psi1, psi2, self.grid, coupling))
+                    states[coupling].append([propagator.state(t) for t in times])
+            return states[coupling]
+
+        def rollout(law: str) -> np.ndarray:
+            power, coupling = LAWS[law]
+            return np.array([[[qs.marginal(psi, k, power) for k in (1, 2)] for psi in row]
+                             for row in evolved(coupling)])
+
+        request = {"world": "quantum", "times": times,
+                   "packets": [{"means": [list(m) for m in p.means], "widths": list(p.widths),
+                                "momenta": [list(m) for m in p.momenta]} for p in packets],
+                   "grid": qs.GRID_SIZE, "size": qs.DOMAIN_SIZE}
+        arrays = {"first_energies": first.energies, "first_vectors": first.vectors,
+                  "second_energies": second.energies, "second_vectors": second.vectors}
+        return HeldOut(request, rollout, "normal",
+                       tuple(law for law in self.laws if law != "normal"),
+                       {"initial_states": LAW_SCORE_STATES, "times": times}, arrays)
 
     def info(self) -> WorldInfo:
         p = self.packets

@@ -23,11 +23,14 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...core import RunOption, ToolInputError, UnknownName
+
+if TYPE_CHECKING:
+    from .law_rollout import HeldOut
 
 # World name -> "module:Class". Importing happens only when a world is used.
 WORLDS: dict[str, str] = {
@@ -236,6 +239,11 @@ class World(ABC):
 
     def law_function(self) -> LawFunction | None:
         """The executable law an agent's `describe_law` function is checked against."""
+        return None
+
+    def law_rollout(self) -> HeldOut | None:
+        """Held-out initial states and the host's rollouts under named laws, for the law
+        score of an agent's `describe_law` function (`law_rollout.py`); None: no score."""
         return None
 
     def parameter_question(self) -> ParameterQuestion | None:
