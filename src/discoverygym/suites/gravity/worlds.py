@@ -2,7 +2,10 @@
 watched and in which units they are shown.
 
 The 16 published worlds of Gravity-Bench-v1 are listed in `PUBLISHED_WORLDS`;
-`procedural_world(seed)` draws a new one from documented priors (see README)."""
+`procedural_world(seed)` draws a new one from documented priors (see README). The
+default leak-free setup plays a published world with its window (`leak_free_window`)
+and scale (`leak_free_scale`) drawn from the seed, and asks a boundness question of it
+or of its mirrored twin (`mirrored_boundness`, `mirror_coin`)."""
 
 from __future__ import annotations
 
@@ -301,6 +304,8 @@ def mirrored_boundness(world: WorldSpec) -> WorldSpec:
     an unbound one and back (same stars, same start, speed sqrt(1 + e^2) v_c on either
     side of the escape speed sqrt(2) v_c). The twin keeps the window's length in seconds,
     so the window says nothing about which of the two is played."""
+    if world.eccentricity <= 0.0:
+        raise ValueError(f"world {world.id} is circular (e = 0): it has no mirrored twin")
     kind = "unbound" if world.is_bound else "bound"
     return replace(world, id=f"{world.id}-{kind}", eccentricity=1.0 / world.eccentricity,
                    end_periods=None, end_time_s=world.duration_s)
