@@ -15,17 +15,25 @@ from discoverygym.core import EpisodeView, UnknownName, get_suite
 from discoverygym.suites.gravity import simulate as sim_mod
 from discoverygym.suites.gravity.constants import AU_M, G_SI, YEAR_S
 from discoverygym.suites.gravity.episode import COLUMNS, GravityEpisode, parse_protocol
+from discoverygym.suites.gravity.simulate import trajectory
 from discoverygym.suites.gravity.tasks import TASKS, published_pairs, tasks_for_world
-from discoverygym.suites.gravity.worlds import PUBLISHED_WORLDS, procedural_world
+from discoverygym.suites.gravity.worlds import (
+    PUBLISHED_WORLDS,
+    WorldSpec,
+    leak_free_scale,
+    mirror_coin,
+    mirrored_boundness,
+    procedural_world,
+)
 
 SUITE = get_suite("gravity")
 
 
-def _episode(task="period", world="A", protocol="budget-obs-100", window="published",
+def _episode(task="period", world="A", protocol="budget-obs-100", setup="published",
              **kw) -> GravityEpisode:
     """Episodes on the published setup, compared with PUBLISHED_WORLDS below (the
     default leak-free window has its own tests)."""
-    return SUITE.episode(task, world=world, protocol=protocol, window=window, **kw)
+    return SUITE.episode(task, world=world, protocol=protocol, setup=setup, **kw)
 
 
 def _truth(episode: GravityEpisode):
@@ -417,7 +425,7 @@ def test_default_episodes_are_the_206_pairs_under_budget_obs_100():
     assert [(s.task_id, s.options["world"]) for s in specs] == published_pairs()
     assert all(s.suite == "gravity" and s.seed == 0 for s in specs)
     assert all(s.options == {"world": s.options["world"], "protocol": "budget-obs-100",
-                             "window": "leak-free"} for s in specs)
+                             "setup": "leak-free"} for s in specs)
 
 
 def test_plan_filters_and_options():
@@ -449,9 +457,9 @@ def test_plan_filters_and_options():
 def test_episode_records_world_protocol_and_options():
     episode = _episode(task="apoastron", world="PM1", protocol="full-obs")
     assert episode.world == "PM1" and episode.protocol == "full-obs"
-    assert episode.options == {"world": "PM1", "protocol": "full-obs", "window": "published"}
+    assert episode.options == {"world": "PM1", "protocol": "full-obs", "setup": "published"}
     assert SUITE.episode("period").options == {"world": "A", "protocol": "budget-obs-100",
-                                               "window": "leak-free"}
+                                               "setup": "leak-free"}
     record = episode.record()
     assert record.world == "PM1" and record.protocol == "full-obs"
 
@@ -527,7 +535,7 @@ def test_the_published_window_leaked_the_period_and_the_default_does_not():
     the default it passes only by luck (about 7 % expected for each n, see
     worlds.leak_free_window), measured over seeds 0-19."""
     for world in PERIOD_WORLDS:
-        published = SUITE.episode("period", world=world, window="published")
+        published = SUITE.episode("period", world=world, setup="published")
         whole = round(PUBLISHED_WORLDS[world].end_periods)
         assert _no_science_period(published, whole).passed  # the hole was real
     passes = {n: 0 for n in range(1, 13)}
@@ -549,3 +557,95 @@ def test_leak_free_windows_are_seeded_non_integer_and_share_physics_across_units
     assert all(3.0 <= p <= 12.0 for p in periods)
     assert SUITE.episode("period", world="B-yrAU", seed=1)._world_spec.end_periods == periods[1]
     assert 1.1 <= SUITE.episode("period", world="ELL1")._world_spec.end_periods <= 1.9
+
+
+# ---- the leak-free scale and the mirrored boundness question ----------------------------
+def _scale_factors(scaled: WorldSpec, world: WorldSpec) -> tuple[float, float]:
+    """mu (mass) and lam (length) as read off the two worlds' inputs."""
+    return (scaled.total_mass_kg / world.total_mass_kg,
+            scaled.initial_separation_m / world.initial_separation_m)
+
+
+@pytest.mark.parametrize("world_id", ["PM1", "DRAG2-PM"])
+def test_the_leak_free_scale_is_the_same_orbit_in_other_units(world_id):
+    """Dimensional analysis as the independent reference: with masses times mu and
+    lengths times lam, Newtonian gravity (and a drag whose timescale scales with time)
+    gives the same orbit with times times sqrt(lam^3 / mu). Checked on the simulated
+    trajectories, both from REBOUND, and on the truths."""
+    world = PUBLISHED_WORLDS[world_id]
+    scaled = leak_free_scale(world, seed=3)
+    mu, lam = _scale_factors(scaled, world)
+    assert mu != pytest.approx(1.0, abs=1e-3) and lam != pytest.approx(1.0, abs=1e-3)
+    assert 1 / 3 <= mu <= 3 and 1 / 3 <= lam <= 3
+    time_factor = math.sqrt(lam**3 / mu)
+    assert scaled.duration_s == pytest.approx(world.duration_s * time_factor, rel=1e-12)
+    t = np.linspace(0.0, world.duration_s, 41)
+    base = trajectory(world).positions_at(t)
+    scaled_traj = trajectory(scaled)
+    other = scaled_traj.positions_at(np.minimum(t * time_factor, scaled_traj.duration_s)) / lam
+    size = np.max(np.abs(base))
+    assert np.max(np.abs(other - base)) < 1e-6 * size
+    if world.is_bound and not world.has_drag:
+        assert TASKS["eccentricity"].truth(scaled) == pytest.approx(
+            TASKS["eccentricity"].truth(world), rel=1e-9)
+        assert TASKS["period"].truth(scaled) == pytest.approx(
+            TASKS["period"].truth(world) * time_factor, rel=1e-9)
+        assert TASKS["total_energy"].truth(scaled) == pytest.approx(
+            TASKS["total_energy"].truth(world) * mu**2 / lam, rel=1e-9)
+
+
+def test_the_leak_free_scale_is_seeded_shared_across_units_and_spares_modified_laws():
+    b = [leak_free_scale(PUBLISHED_WORLDS["B"], seed=s) for s in range(3)]
+    assert len({w.m1_kg for w in b}) == 3
+    assert leak_free_scale(PUBLISHED_WORLDS["B-cgs"], seed=1).key() == b[1].key()
+    assert leak_free_scale(PUBLISHED_WORLDS["MG197"], seed=1) == PUBLISHED_WORLDS["MG197"]
+    episode = SUITE.episode("mass_star1", world="A", seed=2)
+    assert episode._world_spec.m1_kg != PUBLISHED_WORLDS["A"].m1_kg
+    assert _episode("mass_star1", world="A", seed=2)._world_spec.m1_kg \
+        == PUBLISHED_WORLDS["A"].m1_kg  # the published setup keeps the published scale
+
+
+def _specific_energy(world: WorldSpec) -> float:
+    pos, vel = world.initial_state()
+    v_rel = vel[1] - vel[0]
+    return 0.5 * float(v_rel @ v_rel) - G_SI * world.total_mass_kg / float(
+        np.linalg.norm(pos[1] - pos[0]))
+
+
+@pytest.mark.parametrize("world_id", ["A", "PM2", "UNB"])
+def test_the_mirrored_twin_is_of_the_other_kind(world_id):
+    """e -> 1/e crosses the escape speed: the specific orbital energy, computed from the
+    initial state (independent of the eccentricity flag), changes sign; the twin keeps
+    the window's length, and mirroring twice gives the world back."""
+    world = PUBLISHED_WORLDS[world_id]
+    twin = mirrored_boundness(world)
+    assert (_specific_energy(world) < 0) == world.is_bound == TASKS["is_bound"].truth(world)
+    assert (_specific_energy(twin) < 0) == twin.is_bound == (not world.is_bound)
+    assert TASKS["is_bound"].truth(twin) is (not world.is_bound)
+    assert twin.duration_s == pytest.approx(world.duration_s, rel=1e-12)
+    back = mirrored_boundness(twin)
+    assert back.eccentricity == pytest.approx(world.eccentricity, rel=1e-15)
+    assert back.is_bound == world.is_bound
+
+
+def test_is_bound_is_asked_of_the_twin_with_even_odds_by_default():
+    truths = [SUITE.episode("is_bound", world=w, seed=s)._truth()
+              for w in TASKS["is_bound"].worlds for s in range(10)]
+    assert 0.35 <= sum(truths) / len(truths) <= 0.65
+    mirrored = SUITE.episode("is_bound", world="A", seed=next(
+        s for s in range(20) if mirror_coin("A", s)))
+    assert mirrored.world == "A-unbound" and mirrored.options["world"] == "A"
+    assert all(_episode("is_bound", world=w)._truth() == PUBLISHED_WORLDS[w].is_bound
+               for w in TASKS["is_bound"].worlds)
+
+
+def test_travel_time_20pct_has_a_stricter_leak_free_threshold():
+    task = TASKS["travel_time_20pct_path"]
+    assert task.threshold("budget-obs-100") == 0.10
+    assert task.threshold("budget-obs-100", "published") == 0.70
+    assert task.threshold("full-obs", "published") == 0.05
+    for episode, threshold in ((SUITE.episode("travel_time_20pct_path", world="A"), 0.10),
+                               (_episode("travel_time_20pct_path", world="A"), 0.70)):
+        episode.view().call("submit", {"answer": _truth(episode) * 1.15})
+        record = episode.record()
+        assert record.threshold == threshold and record.passed == (threshold == 0.70)

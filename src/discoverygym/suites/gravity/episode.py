@@ -55,12 +55,13 @@ class GravityEpisode(Episode):
     agents see the prompt, the tools and the workspace only."""
 
     def __init__(self, task: Task, world: WorldSpec, protocol: Protocol, *, seed: int,
-                 options: dict[str, Any]) -> None:
+                 options: dict[str, Any], setup: str = "leak-free") -> None:
         super().__init__(suite="gravity", task_id=task.id, seed=seed, options=options,
                          world=world.id, protocol=protocol.name)
         self._task = task
         self._world_spec = world
         self._protocol = protocol
+        self._setup = setup  # which thresholds score the answer (tasks.Task.threshold)
         self._units = world.unit_system
         self._trajectory = trajectory(world)
         self._window_end = world.duration_s / self._units.time_to_s
@@ -203,7 +204,7 @@ class GravityEpisode(Episode):
 
     def _score(self, answer: Any) -> Score:
         return score_answer(answer, self._truth(), answer_type=self._task.answer_type,
-                            threshold=self._task.threshold(self._protocol.name))
+                            threshold=self._task.threshold(self._protocol.name, self._setup))
 
     def _truth_for_record(self) -> Any:
         return self._truth()

@@ -9,18 +9,38 @@ from typing import Any
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
-from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, published_pairs, tasks_for_world
-from .worlds import PUBLISHED_WORLDS, WINDOWS, WORLD_IDS, get_world, leak_free_window
+from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, Task, published_pairs, tasks_for_world
+from .worlds import (
+    PUBLISHED_WORLDS,
+    SETUPS,
+    WORLD_IDS,
+    WorldSpec,
+    get_world,
+    leak_free_scale,
+    leak_free_window,
+    mirror_coin,
+    mirrored_boundness,
+)
 
 
 def _protocol_option(text: str) -> str:
     return parse_protocol(text).name
 
 
-def _window_option(text: str) -> str:
-    if text not in WINDOWS:
-        raise ValueError(f"Unknown window {text!r}. Windows: {', '.join(WINDOWS)}.")
+def _setup_option(text: str) -> str:
+    if text not in SETUPS:
+        raise ValueError(f"Unknown setup {text!r}. Setups: {', '.join(SETUPS)}.")
     return text
+
+
+def leak_free_world(spec: WorldSpec, task: Task, seed: int) -> WorldSpec:
+    """A published world as the leak-free setup plays it on `seed` (README, Calibration):
+    its window and its scale drawn from the seed, and, for a boundness question, its
+    mirrored twin with even odds. "published" plays the world as it is."""
+    spec = leak_free_window(spec, seed)
+    if task.balanced_boundness and mirror_coin(spec.id, seed):
+        spec = mirrored_boundness(spec)
+    return leak_free_scale(spec, seed)
 
 
 def _names(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
@@ -56,9 +76,10 @@ class GravitySuite(Suite):
         RunOption("tasks", "comma-separated task ids (default: all)", _names),
         RunOption("worlds", "comma-separated world ids (default: all published worlds)", _names),
         RunOption("world_seed", "draw a procedural world from this seed instead", int),
-        RunOption("window", "leak-free (default: published worlds' windows drawn from the "
-                  "seed, never a whole number of periods) or published (Gravity-Bench-v1's "
-                  "own windows)", _window_option, "leak-free"),
+        RunOption("setup", "leak-free (default: published worlds' windows and scales drawn "
+                  "from the seed, is_bound balanced, stricter thresholds where a guess "
+                  "passed) or published (Gravity-Bench-v1 exactly)", _setup_option,
+                  "leak-free"),
     )
 
     def tasks(self) -> list[TaskInfo]:
@@ -69,7 +90,8 @@ class GravitySuite(Suite):
                            "answer_unit": task.unit,
                            "threshold_full_obs": 0.0 if task.answer_type == "boolean"
                            else FULL_OBS_THRESHOLD,
-                           "threshold_budget_obs": task.budget_threshold,
+                           "threshold_budget_obs": task.budget_threshold_for("leak-free"),
+                           "threshold_budget_obs_published": task.budget_threshold,
                            "applies_to": task.kind.name,
                            # a blind yes/no guess is right half the time (calibrate)
                            "chance_pass_rate": 0.5 if task.answer_type == "boolean"
@@ -79,45 +101,50 @@ class GravitySuite(Suite):
 
     def episode(self, task_id: str, *, seed: int = 0, world: str | None = None,
                 protocol: str = DEFAULT_PROTOCOL, world_seed: int | None = None,
-                window: str = "leak-free", **unknown: Any) -> GravityEpisode:
-        """Build one episode: `world` (a published id or "proc-N") or `world_seed`, and a
-        protocol ("full-obs" or "budget-obs-N")."""
+                setup: str = "leak-free", **unknown: Any) -> GravityEpisode:
+        """Build one episode: `world` (a published id or "proc-N") or `world_seed`, a
+        protocol ("full-obs" or "budget-obs-N") and, for a published world, the setup
+        ("leak-free" or "published")."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
-                              "Options: world, world_seed, protocol, window.")
+                              "Options: world, world_seed, protocol, setup.")
         _check([task_id], TASK_IDS, "task")
-        window = _window_option(window)
+        setup = _setup_option(setup)
         if world is not None and world_seed is not None:
             raise ValueError("Give either world or world_seed, not both.")
         if world is None and world_seed is None:
             world = "A"
         spec = get_world(world, world_seed)
-        if window == "leak-free" and world_seed is None and spec.id in PUBLISHED_WORLDS:
-            spec = leak_free_window(spec, seed)
         proto = parse_protocol(protocol)
         task = TASKS[task_id]
+        world_id = spec.id  # the world asked for; a mirrored twin keeps it in the options
+        published = world_seed is None and world_id in PUBLISHED_WORLDS
+        if not published:  # procedural worlds draw their own windows and scales
+            setup = "published"
+        elif setup == "leak-free":
+            spec = leak_free_world(spec, task, seed)
         if not task.applies_to(spec):
             fitting = ", ".join(t.id for t in tasks_for_world(spec))
             raise ValueError(f"Task {task_id!r} does not apply to world {spec.id} "
                              f"(it needs a world that is {task.kind.name}). "
                              f"Tasks for this world: {fitting}.")
         options: dict[str, Any] = ({"world_seed": int(world_seed)} if world_seed is not None
-                                   else {"world": spec.id})
+                                   else {"world": world_id})
         options["protocol"] = proto.name
-        if world_seed is None:  # procedural worlds draw their own window
-            options["window"] = window
-        return GravityEpisode(task, spec, proto, seed=seed, options=options)
+        if published:
+            options["setup"] = setup
+        return GravityEpisode(task, spec, proto, seed=seed, options=options, setup=setup)
 
     def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
-             world_seed: int | None = None, window: str = "leak-free",
+             world_seed: int | None = None, setup: str = "leak-free",
              **unknown: Any) -> list[EpisodeSpec]:
         """The episodes of a run: the published pairs (filtered by `tasks`/`worlds`), or
         every applicable task on the procedural world of `world_seed`. Seed 0."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
-                              "Options: protocol, tasks, worlds, world_seed, window.")
+                              "Options: protocol, tasks, worlds, world_seed, setup.")
         proto = parse_protocol(protocol).name
-        window = _window_option(window)
+        setup = _setup_option(setup)
         task_names, world_names = _names(tasks), _names(worlds)
         _check(task_names, TASK_IDS, "task")
         if world_seed is not None:
@@ -130,7 +157,7 @@ class GravitySuite(Suite):
                     if task_names is None or task.id in task_names]
         _check(world_names, WORLD_IDS, "world")
         return [EpisodeSpec("gravity", task_id, 0,
-                            {"world": world_id, "protocol": proto, "window": window})
+                            {"world": world_id, "protocol": proto, "setup": setup})
                 for task_id, world_id in published_pairs()
                 if (task_names is None or task_id in task_names)
                 and (world_names is None or world_id in world_names)]

@@ -5,7 +5,7 @@ applies to (for procedural worlds) and the function that gives its truth."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from . import truths as T
@@ -58,13 +58,28 @@ class Task:
     answer_type: str  # "number" | "boolean"
     unit: str  # SI unit of the answer ('' for dimensionless or boolean)
     worlds: tuple[str, ...]  # published worlds it is paired with
-    budget_threshold: float  # relative error allowed under budget-obs-N
+    budget_threshold: float  # relative error allowed under budget-obs-N (published)
     kind: WorldKind
     truth: Callable[[WorldSpec], float | bool]
+    # budget-obs threshold of the leak-free setup, where the published one lets a
+    # guess from the window pass (None: the published threshold)
+    leak_free_threshold: float | None = None
+    # a yes/no question about boundness: under the leak-free setup each episode asks it
+    # of the world or of its mirrored twin with even odds (worlds.mirrored_boundness)
+    balanced_boundness: bool = False
 
-    def threshold(self, protocol: str) -> float:
-        """Relative-error threshold under `protocol` (booleans must be exact)."""
-        return FULL_OBS_THRESHOLD if protocol == "full-obs" else self.budget_threshold
+    def threshold(self, protocol: str, setup: str = "leak-free") -> float:
+        """Relative-error threshold under `protocol` and `setup` (booleans must be
+        exact)."""
+        if protocol == "full-obs":
+            return FULL_OBS_THRESHOLD
+        return self.budget_threshold_for(setup)
+
+    def budget_threshold_for(self, setup: str) -> float:
+        """The budget-obs threshold under `setup` ("leak-free" or "published")."""
+        if setup == "leak-free" and self.leak_free_threshold is not None:
+            return self.leak_free_threshold
+        return self.budget_threshold
 
     def applies_to(self, world: WorldSpec) -> bool:
         return self.kind(world)
@@ -74,8 +89,8 @@ def _num(id_, question, unit, worlds, threshold, kind, truth) -> Task:
     return Task(id_, question, "number", unit, tuple(worlds), threshold / 100.0, kind, truth)
 
 
-def _bool(id_, question, worlds, kind, truth) -> Task:
-    return Task(id_, question, "boolean", "", tuple(worlds), 0.0, kind, truth)
+def _bool(id_, question, worlds, kind, truth, **extra) -> Task:
+    return Task(id_, question, "boolean", "", tuple(worlds), 0.0, kind, truth, **extra)
 
 
 def _star(star: int) -> str:
@@ -210,14 +225,16 @@ _TASKS: list[Task] = [
           "Does the virial theorem 2<K> + <U> = 0 (time averages over whole orbits) hold for "
           "this system, to within 0.1 % of |<U>|? Answer true or false.", (*ABC, *DRAG),
           VIRIAL, T.virial_theorem_holds),
-    *[_num(f"travel_time_{pct}pct_path",
-           f"Starting at a periastron passage, how long does star1 take to travel {pct} % "
-           "of the length of its closed orbital path about the centre of mass?", "s", ABC,
-           threshold, BOUND_NEWTONIAN_AT_REST,
-           partial(T.travel_time_path_fraction, fraction=pct / 100.0))
-      for pct, threshold in ((20, 70), (70, 15))],
+    *[replace(_num(f"travel_time_{pct}pct_path",
+                   f"Starting at a periastron passage, how long does star1 take to travel "
+                   f"{pct} % of the length of its closed orbital path about the centre of "
+                   "mass?", "s", ABC, threshold, BOUND_NEWTONIAN_AT_REST,
+                   partial(T.travel_time_path_fraction, fraction=pct / 100.0)),
+              leak_free_threshold=leak_free)
+      # 20 %: the published 70 % lets window / 10 pass; see README, Calibration
+      for pct, threshold, leak_free in ((20, 70, 0.10), (70, 15, None))],
     _bool("is_bound", "Is the system gravitationally bound? Answer true or false.",
-          (*ABC_PM_UNITS, "UNB"), NEWTONIAN, T.is_bound),
+          (*ABC_PM_UNITS, "UNB"), NEWTONIAN, T.is_bound, balanced_boundness=True),
     *_per_star(lambda s: _num(
         f"mass_star{s}", f"What is the mass of {_star(s)}?", "kg",
         ABC_PM_UNITS if s == 1 else ABC_PM, 5, BOUND_NEWTONIAN, partial(T.mass_star, star=s))),

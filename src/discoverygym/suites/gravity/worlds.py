@@ -2,7 +2,10 @@
 watched and in which units they are shown.
 
 The 16 published worlds of Gravity-Bench-v1 are listed in `PUBLISHED_WORLDS`;
-`procedural_world(seed)` draws a new one from documented priors (see README)."""
+`procedural_world(seed)` draws a new one from documented priors (see README). The
+default leak-free setup plays a published world with its window (`leak_free_window`)
+and scale (`leak_free_scale`) drawn from the seed, and asks a boundness question of it
+or of its mirrored twin (`mirrored_boundness`, `mirror_coin`)."""
 
 from __future__ import annotations
 
@@ -225,9 +228,11 @@ def procedural_world(seed: int) -> WorldSpec:
     return replace(base, end_time_s=float(rng.uniform(5, 20) * r0 / v0))
 
 
-#: How a published world's observation window is set: "leak-free" (default) draws it
-#: from the episode seed; "published" keeps Gravity-Bench-v1's own window.
-WINDOWS = ("leak-free", "published")
+#: The protocol setup of the published worlds: "leak-free" (default) draws each world's
+#: window and scale from the episode seed, mirrors the yes/no boundness question with
+#: even odds and uses the stricter leak-free thresholds; "published" is Gravity-Bench-v1
+#: exactly (its windows, scales, pairs and thresholds).
+SETUPS = ("leak-free", "published")
 
 
 LEAK_FREE_PERIODS = (3.0, 12.0)  # log-uniform; ELL1's one-period window: (1.1, 1.9)
@@ -246,14 +251,71 @@ def leak_free_window(world: WorldSpec, seed: int) -> WorldSpec:
     if world.end_periods is None:
         return world
     # keyed by the physics, not the id: B, B-yrAU and B-cgs keep one window per seed
-    physics = json.dumps(world.key(), sort_keys=True, default=str).encode()
-    rng = np.random.default_rng([int(seed), zlib.crc32(physics), 0x77696E64])
+    rng = _physics_rng(world, seed, 0x77696E64)  # "wind"
     if world.end_periods >= 5:
         low, high = LEAK_FREE_PERIODS
         periods = math.exp(rng.uniform(math.log(low), math.log(high)))
     else:
         periods = float(world.end_periods) * rng.uniform(1.1, 1.9)
     return replace(world, end_periods=float(periods))
+
+
+def _physics_rng(world: WorldSpec, seed: int, salt: int) -> np.random.Generator:
+    """A generator keyed by the seed and the world's physics (not its id or units)."""
+    physics = json.dumps(world.key(), sort_keys=True, default=str).encode()
+    return np.random.default_rng([int(seed), zlib.crc32(physics), salt])
+
+
+#: Range of the leak-free scale factors on mass and on length (each log-uniform).
+LEAK_FREE_SCALE = (1 / 3, 3.0)
+
+
+def leak_free_scale(world: WorldSpec, seed: int) -> WorldSpec:
+    """The world redrawn at another scale from `seed`: masses times mu and lengths times
+    lam, each log-uniform in LEAK_FREE_SCALE, so that a fixed guess (a Sun-like constant)
+    cannot sit near one published world's answer on every seed. Newtonian gravity (with
+    or without drag) has no scale of its own: with times multiplied by
+    T = sqrt(lam^3 / mu) and speeds by lam / T, the scaled world is the same orbit seen in
+    other units. Drift, drag timescale and a window given in seconds scale with it;
+    e and a window given in periods do not. A modified law F ~ r^-(2 + alpha) has a scale
+    of its own, so those worlds are left alone (their answers, alpha and a yes/no, have
+    no unit anyway)."""
+    if not world.newtonian:
+        return world
+    rng = _physics_rng(world, seed, 0x7363616C)  # "scal"
+    low, high = (math.log(x) for x in LEAK_FREE_SCALE)
+    mu, lam = (math.exp(rng.uniform(low, high)) for _ in range(2))
+    time_factor = math.sqrt(lam**3 / mu)
+    speed_factor = lam / time_factor
+
+    def scaled(vec: Vec3, factor: float) -> Vec3:
+        return (vec[0] * factor, vec[1] * factor, vec[2] * factor)
+
+    return replace(
+        world, m1_kg=world.m1_kg * mu, m2_kg=world.m2_kg * mu,
+        star1_pos_m=scaled(world.star1_pos_m, lam), star2_pos_m=scaled(world.star2_pos_m, lam),
+        drift_ms=scaled(world.drift_ms, speed_factor),
+        end_time_s=None if world.end_time_s is None else world.end_time_s * time_factor,
+        drag_tau_s=None if world.drag_tau_s is None else world.drag_tau_s * time_factor)
+
+
+def mirrored_boundness(world: WorldSpec) -> WorldSpec:
+    """The world's twin of the other kind: e -> 1/e turns the recipe's bound orbit into
+    an unbound one and back (same stars, same start, speed sqrt(1 + e^2) v_c on either
+    side of the escape speed sqrt(2) v_c). The twin keeps the window's length in seconds,
+    so the window says nothing about which of the two is played."""
+    if world.eccentricity <= 0.0:
+        raise ValueError(f"world {world.id} is circular (e = 0): it has no mirrored twin")
+    kind = "unbound" if world.is_bound else "bound"
+    return replace(world, id=f"{world.id}-{kind}", eccentricity=1.0 / world.eccentricity,
+                   end_periods=None, end_time_s=world.duration_s)
+
+
+def mirror_coin(world_id: str, seed: int) -> bool:
+    """Even odds, from the seed and the world's id, that a boundness question is asked
+    of the world's mirrored twin instead (so B, B-yrAU and B-cgs are drawn apart)."""
+    rng = np.random.default_rng([int(seed), zlib.crc32(world_id.encode()), 0x626F756E])
+    return bool(rng.uniform() < 0.5)
 
 
 def get_world(world: str | None = None, world_seed: int | None = None) -> WorldSpec:
