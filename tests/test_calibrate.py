@@ -63,8 +63,8 @@ def test_verdict_rules(counts, chance, expected):
 
 
 def test_the_command_line_reproduces_the_table_in_a_shell():
-    assert command_line("gravity", [0, 1, 2], "mass_*", {"window": "published"}) == \
-        "discoverygym calibrate gravity --seeds 0-2 --tasks 'mass_*' --window published"
+    assert command_line("gravity", [0, 1, 2], "mass_*", {"setup": "published"}) == \
+        "discoverygym calibrate gravity --seeds 0-2 --tasks 'mass_*' --setup published"
     assert command_line("toy", [0, 4], None, {}) == "discoverygym calibrate toy --seeds 0,4"
 
 
