@@ -228,9 +228,10 @@ class MadSuite(Suite):
                 entry["skill_reference"] = "; ".join(references)
             per_task[task] = entry
         return {"per_task": per_task,
-                "skill": "1 - error / error of the world's trivial reference (per task: "
-                         "skill_reference), per episode; the reference is computed from the "
-                         "truth, so it equals the trivial baseline without its noise"}
+                "skill": "1 - error / error of the task's reference (per task: "
+                         "skill_reference), per episode, computed from the truth: persistence "
+                         "or uniform (paper protocol, normal laws), or the normal-physics "
+                         "forecast (classical altered laws, discovery protocol)"}
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """Mean and median prediction error and skill per task (world and law), for the
@@ -241,7 +242,8 @@ class MadSuite(Suite):
         from rich.table import Table
 
         table = Table(title="mad: prediction error and skill per task",
-                      caption="skill = 1 - error / error of the world's trivial reference")
+                      caption="skill = 1 - error / error of the task's reference "
+                              "(summary.json: skill_reference)")
         for name in ("task", "n", "metric", "mean error", "median error", "mean skill",
                      "median skill", "no answer"):
             table.add_column(name, justify="left" if name in ("task", "metric") else "right")

@@ -225,7 +225,7 @@ class World(ABC):
 
     @abstractmethod
     def reference_prediction(self, trial: int = 0) -> np.ndarray:
-        """A trivial reference answer the suite computes itself (persistence of the true
+        """The reference answer the suite computes itself (persistence of the true
         state at T_max, or a uniform probability); skill scores are relative to it."""
 
     # ---- prompt, extras, record --------------------------------------------------------
