@@ -276,6 +276,10 @@ class ClassicalLawOracle:
 
         view = episode.view()
         require_world(view, "classical")
+        ws = view.workspace()
+        if "parameter" in ws or ws["n_trials"] > 1:
+            raise RuntimeError("law-oracle calibrates the predict variant only (one trial, "
+                               "positions answered with predict)")
         info = episode.world_info_for_calibration()
         form = LAW_FORMS.get(info.law)
         if form is None:
