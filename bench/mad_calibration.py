@@ -13,7 +13,7 @@ Targets (issue 16): law-oracle passes >= 80 % of every law, the normal-physics b
 
 Usage: python bench/mad_calibration.py [--worlds classical] [--seeds 0-19]
        [--protocol discovery|paper] [--laws normal,kappa20] [--agents ...] [--workers 2]
-       [--option t_max=30 ...]"""
+       [--option t_max=30 ...] [--per-seed]"""
 
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seeds", default="0-19")
     parser.add_argument("--protocol", default=None)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--per-seed", action="store_true",
+                        help="also list each episode's error and pass")
     parser.add_argument("--option", action="append", default=[],
                         help="extra world option NAME=VALUE (e.g. t_max=30)")
     args = parser.parse_args(argv)
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "crashes": sum(r["crash"] is not None for r in rows),
             "reference": sorted({r["reference"] for r in rows if r["reference"]}),
         }
+        if args.per_seed:
+            table[key][agent]["episodes"] = [[r["seed"], r["error"], r["passed"]] for r in rows]
     verdicts = {}
     for key, agents in table.items():
         altered = not key.endswith("-normal")
