@@ -65,7 +65,20 @@ PROTOCOL_OPTIONS = (
               "(default predict)", str, "predict"),
     RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
               int),
+    RunOption("protocol", "scoring protocol: discovery (classical default: an altered law is "
+              "scored against the best normal-physics forecast) | paper (the published setup; "
+              "the only one of the fluid and quantum worlds so far)", str),
 )
+
+
+def resolve_protocol(cls: type[World], protocol: str | None) -> str:
+    """The protocol an episode runs: the one asked for, or the world's default."""
+    if protocol is None:
+        return cls.protocols[0]
+    if protocol not in cls.protocols:
+        raise ValueError(f"world '{cls.name}' has no protocol {protocol!r}; protocols: "
+                         f"{', '.join(cls.protocols)}")
+    return protocol
 
 
 def _split_task(task_id: str) -> tuple[str, str]:
@@ -109,6 +122,10 @@ class MadSuite(Suite):
         world_name, law = _split_task(task_id)
         cls = world_class(world_name)
         world_options = dict(options)
+        protocol = resolve_protocol(cls, world_options.pop("protocol", None))
+        options = {**options, "protocol": protocol}  # the record says which protocol ran
+        if len(cls.protocols) > 1:
+            world_options["protocol"] = protocol
         variant = world_options.pop("variant", "predict")
         trials = int(world_options.pop("trials", 1) or 1)
         if law.startswith("infer-"):
@@ -137,7 +154,8 @@ class MadSuite(Suite):
         law = options.pop("law", None)
         variant = options.pop("variant", "predict")
         spec_options = dict(options)
-        accepted = {opt.name for opt in getattr(cls, "run_options", ())} | {"trials"}
+        spec_options["protocol"] = resolve_protocol(cls, options.get("protocol"))
+        accepted = {opt.name for opt in getattr(cls, "run_options", ())} | {"trials", "protocol"}
         foreign = sorted(set(spec_options) - accepted)
         if foreign:
             flags = ", ".join("--" + name.replace("_", "-") for name in foreign)
@@ -213,9 +231,10 @@ class MadSuite(Suite):
                 entry["skill_reference"] = "; ".join(references)
             per_task[task] = entry
         return {"per_task": per_task,
-                "skill": "1 - error / error of the world's trivial reference (per task: "
-                         "skill_reference), per episode; the reference is computed from the "
-                         "truth, so it equals the trivial baseline without its noise"}
+                "skill": "1 - error / error of the task's reference (per task: "
+                         "skill_reference), per episode, computed from the truth: persistence "
+                         "or uniform (paper protocol, normal laws), or the normal-physics "
+                         "forecast (classical altered laws, discovery protocol)"}
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """Mean and median prediction error and skill per task (world and law), for the
@@ -226,7 +245,8 @@ class MadSuite(Suite):
         from rich.table import Table
 
         table = Table(title="mad: prediction error and skill per task",
-                      caption="skill = 1 - error / error of the world's trivial reference")
+                      caption="skill = 1 - error / error of the task's reference "
+                              "(summary.json: skill_reference)")
         for name in ("task", "n", "metric", "mean error", "median error", "mean skill",
                      "median skill", "no answer"):
             table.add_column(name, justify="left" if name in ("task", "metric") else "right")

@@ -26,7 +26,7 @@ import numpy as np
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .law_check import LawFunctionError, run_law_function
 from .law_rollout import offers_law_score, score_law_by_rollout
-from .worlds import Observation, World
+from .worlds import Observation, World, WorldInfo
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
 FIDELITIES: dict[str, tuple[float, float]] = {
@@ -462,6 +462,11 @@ class MadEpisode(Episode):
             out["previous_trials"] = json.loads(json.dumps(self._trial_summaries))
             out["trial_summary"] = self.trial_summary_text()
         return out
+
+    def world_info_for_calibration(self) -> WorldInfo:
+        """The world's law name and options, for privileged calibration agents only (the
+        law-aware oracle maps the name to the law's form); no agent's view reaches it."""
+        return self._world.info()
 
     def budget_left(self) -> float | None:
         """Cost units left in the current trial's measurement budget."""

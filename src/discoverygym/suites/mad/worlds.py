@@ -45,7 +45,8 @@ WORLDS: dict[str, str] = {
 T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 60, "
                          "quantum 30)", float)
 QUERY_HORIZON_OPTION = RunOption("query_horizon", "query times lie in (T_max, T_max + "
-                                 "horizon] (default: classical 30, fluid 10, quantum 10)",
+                                 "horizon] (default: classical 10, or 30 with --protocol "
+                                 "paper; fluid 10, quantum 10)",
                                  float)
 
 
@@ -129,6 +130,10 @@ class World(ABC):
     metric_prose: ClassVar[str] = ""  # how the metric is computed, for the prompt
     # The trivial answer skill is measured against (`reference_prediction`), in words.
     reference_prose: ClassVar[str] = "persistence: the true state at T_max held fixed"
+    # Scoring protocols the world offers, the default first (option `protocol`; a world
+    # with more than one takes `protocol=` in its constructor). "paper": the published
+    # setup.
+    protocols: ClassVar[tuple[str, ...]] = ("paper",)
     # Parameter-inference tasks: parameter name -> the laws such a task draws one of
     # (by seed), e.g. {"kappa": ("kappa=0", "kappa=5", ...)}. Task id: <world>-infer-<name>.
     parameter_laws: ClassVar[dict[str, tuple[str, ...]]] = {}
@@ -223,7 +228,7 @@ class World(ABC):
 
     @abstractmethod
     def reference_prediction(self, trial: int = 0) -> np.ndarray:
-        """A trivial reference answer the suite computes itself (persistence of the true
+        """The reference answer the suite computes itself (persistence of the true
         state at T_max, or a uniform probability); skill scores are relative to it."""
 
     # ---- prompt, extras, record --------------------------------------------------------

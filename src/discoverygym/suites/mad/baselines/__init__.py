@@ -3,4 +3,17 @@
 
 from .classical import AGENTS
 
-__all__ = ["AGENTS"]
+AGENTS = {**AGENTS, "law-oracle": "discoverygym.suites.mad.baselines.law_oracle:ClassicalLawOracle"}
+
+# Calibration roles (the shared interface of `discoverygym calibrate`): the oracle does
+# the science with privileged knowledge of the law's form; the normal-physics baselines
+# are honest science under the standard law (they must fail altered laws under the
+# default protocol); the trivial ones answer from one measurement or none.
+CALIBRATION = {
+    "oracle": ["law-oracle"],
+    "baselines": ["newtonian", "navier-stokes", "schrodinger", "empirical"],
+    "no_science": ["last-seen", "persistence", "ballistic"],
+    "trivial": ["uniform"],
+}
+
+__all__ = ["AGENTS", "CALIBRATION"]

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ....core import EpisodeView
+from ..classical_fit import fit_newtonian, inverse_square_kernel  # noqa: F401 - public here too
 from .fluid_quantum import AGENTS as FLUID_QUANTUM_AGENTS
 from .fluid_quantum import TrialBaseline, require_world
 
@@ -128,65 +129,6 @@ class Ballistic(Baseline):
         predictions = [reflect_into_box(last + velocity * (t - t_max), lo, hi).tolist()
                        for t in times]
         view.call("predict", {"predictions": predictions})
-
-
-def fit_newtonian(times: np.ndarray, positions: np.ndarray, sigma: float,
-                  mass_prior: tuple[float, float] = (0.5, 5.0), jump: float = 0.1
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fit x(t_end), v(t_end) of every particle and all masses to positions (K, N, D)
-    measured at `times` (K,), assuming Newtonian gravity with G = 1.
-
-    With known positions, a_i(t) = sum_j m_j (x_j - x_i) / |x_j - x_i|^3 is linear in the
-    masses, so x_i(t) = x_i + v_i tau + sum_j m_j G_ij(tau) (tau = t - t_end, G_ij the
-    double time integral of that pair term, by the trapezoid rule on the measured
-    positions) is one linear least-squares problem. Samples before a collision or wall
-    bounce (a jump in the second differences) are left out for that particle. A weak
-    prior pulls masses toward the middle of their range; results are clipped to it."""
-    k, n, d = positions.shape
-    tau = times - times[-1]
-    sep = positions[:, None, :, :] - positions[:, :, None, :]  # [k, i, j] = x_j - x_i
-    r3 = np.maximum(np.linalg.norm(sep, axis=-1), 1e-3) ** 3
-    g = sep / r3[..., None]
-    g[:, np.arange(n), np.arange(n)] = 0.0
-    # Double integral from t_end backwards: first velocity-like, then position-like.
-    steps = np.diff(tau)
-    first = np.zeros_like(g)
-    for m in range(k - 2, -1, -1):
-        first[m] = first[m + 1] - 0.5 * steps[m] * (g[m] + g[m + 1])
-    second = np.zeros_like(g)
-    for m in range(k - 2, -1, -1):
-        second[m] = second[m + 1] - 0.5 * steps[m] * (first[m] + first[m + 1])
-
-    start = np.zeros(n, dtype=int)  # first usable sample of each particle
-    for i in range(n):
-        for m in range(1, k - 1):
-            left = (positions[m, i] - positions[m - 1, i]) / (tau[m] - tau[m - 1])
-            right = (positions[m + 1, i] - positions[m, i]) / (tau[m + 1] - tau[m])
-            if np.max(np.abs(right - left)) > jump + 10 * sigma / max(steps.min(), 1e-9):
-                start[i] = m
-    n_unknown = 2 * n * d + n
-    rows, rhs = [], []
-    weight = 1.0 / sigma
-    for i in range(n):
-        for m in range(start[i], k):
-            for c in range(d):
-                row = np.zeros(n_unknown)
-                row[i * d + c] = 1.0
-                row[n * d + i * d + c] = tau[m]
-                row[2 * n * d:] = second[m, i, :, c]
-                rows.append(weight * row)
-                rhs.append(weight * positions[m, i, c])
-    centre, spread = 0.5 * sum(mass_prior), 0.5 * (mass_prior[1] - mass_prior[0])
-    for j in range(n):
-        row = np.zeros(n_unknown)
-        row[2 * n * d + j] = 1.0 / spread
-        rows.append(row)
-        rhs.append(centre / spread)
-    solution, *_ = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)
-    x_end = solution[: n * d].reshape(n, d)
-    v_end = solution[n * d: 2 * n * d].reshape(n, d)
-    masses = np.clip(solution[2 * n * d:], *mass_prior)
-    return x_end, v_end, masses
 
 
 class Newtonian(Baseline):
