@@ -17,6 +17,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .conditions import check_conditions
+
 #: Domains of the shipped problem set (imported problems may name others).
 DOMAINS = (
     "classical_mechanics", "electromagnetism", "quantum_mechanics", "statistical_mechanics",
@@ -384,7 +386,6 @@ def problem_from_dict(data: Any, source: str = "<memory>") -> Problem:
                                 for a in arguments):
         raise ProblemError(f"{source}: field 'arguments': sampled tests need a range or choices "
                            "for every argument.")
-    from .inputs import check_conditions  # local import: inputs imports this module
 
     try:
         check_conditions(plan.require, names)
