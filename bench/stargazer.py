@@ -23,9 +23,9 @@ import numpy as np
 
 from discoverygym.suites.stargazer import StargazerSuite
 from discoverygym.suites.stargazer.bank import bank_task
-from discoverygym.suites.stargazer.evaluator import evaluate
 from discoverygym.suites.stargazer.generator import generate_task
 from discoverygym.suites.stargazer.real import REAL_IDS
+from discoverygym.suites.stargazer.scoring import evaluate
 
 GENERATION_SEEDS = range(900_000, 900_012)
 EVAL_TASKS = ("easy-000", "medium-000", "medium-001", "hard-000", "hard-001")

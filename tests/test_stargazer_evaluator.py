@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from discoverygym.suites.stargazer import evaluator as ev
+from discoverygym.suites.stargazer import scoring as ev
 from discoverygym.suites.stargazer.kepler import rv_keplerian, rv_total
 
 T_REF = 0.0

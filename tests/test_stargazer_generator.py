@@ -9,8 +9,8 @@ import pytest
 import rebound
 
 from discoverygym.suites.stargazer import bank, difficulty, generator, kepler
-from discoverygym.suites.stargazer.evaluator import fit_statistics, verdict_v1, verdict_v2
 from discoverygym.suites.stargazer.generator import generate_task
+from discoverygym.suites.stargazer.scoring import fit_statistics, verdict_v1, verdict_v2
 from discoverygym.suites.stargazer.task import RVTask
 
 

@@ -18,7 +18,6 @@ from discoverygym.cli import app
 from discoverygym.core import register_agents
 from discoverygym.suites.stargazer import StargazerSuite
 from discoverygym.suites.stargazer.bank import bank_task
-from discoverygym.suites.stargazer.evaluator import evaluate, fit_statistics
 from discoverygym.suites.stargazer.generator import generate_task
 from discoverygym.suites.stargazer.importer import (
     ImportRefused,
@@ -29,6 +28,7 @@ from discoverygym.suites.stargazer.importer import (
 from discoverygym.suites.stargazer.oracle import Oracle
 from discoverygym.suites.stargazer.published_truths import check_directory
 from discoverygym.suites.stargazer.real import real_table, real_task
+from discoverygym.suites.stargazer.scoring import evaluate, fit_statistics
 
 register_agents("stargazer", {"oracle": "discoverygym.suites.stargazer.oracle:Oracle"})
 

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from discoverygym.suites.stargazer import StargazerSuite
-from discoverygym.suites.stargazer.evaluator import evaluate
 from discoverygym.suites.stargazer.real import (
     MAX_ECC_SHIFT,
     MAX_K_RATIO,
@@ -27,6 +26,7 @@ from discoverygym.suites.stargazer.real import (
     refit,
     refit_is_sensible,
 )
+from discoverygym.suites.stargazer.scoring import evaluate
 
 
 @pytest.fixture(scope="module")

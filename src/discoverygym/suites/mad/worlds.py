@@ -1,6 +1,6 @@
 """The world interface of the MaD suite and the registry of worlds.
 
-The measure-then-predict protocol (`protocol.py`) knows nothing about physics: it talks
+The measure-then-predict episode (`episode.py`) knows nothing about physics: it talks
 to a `World`. A world is built per episode from `(seed, law, **options)` and answers:
 
 - what an observation is (`observation_schema` for the `what` argument of `measure`,

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ...core import Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
-from .evaluator import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .kepler import mean_longitude_from_periastron, semi_amplitude_ms
+from .scoring import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .task import RVTask
 
 MAX_PLANETS = 8

@@ -31,8 +31,8 @@ from celerite2 import terms
 from scipy.linalg import cholesky
 
 from .difficulty import count_resonances, difficulty, tier_of
-from .evaluator import RULES, fit_statistics
 from .kepler import rv_total, semi_amplitude_ms
+from .scoring import RULES, fit_statistics
 from .task import RVTask
 
 N_PLANETS_P = (0.5, 0.3, 0.15, 0.05)

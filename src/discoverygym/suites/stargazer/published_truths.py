@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .evaluator import MAX_PAIR_DISTANCE, RMS_FACTOR, evaluate, fit_statistics
 from .importer import is_real_data, load_published, published_files
+from .scoring import MAX_PAIR_DISTANCE, RMS_FACTOR, evaluate, fit_statistics
 
 
 def _wrap(angle: float) -> float:

@@ -9,9 +9,9 @@ from typing import Any
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
 from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
 from .episode import StargazerEpisode
-from .evaluator import CRITERIA, MODES
 from .importer import REAL_SETUPS, ImportRefused, load_published, published_files
 from .real import REAL_IDS, real_task
+from .scoring import CRITERIA, MODES
 from .task import RVTask
 
 TIERS = ("easy", "medium", "hard", "real")
@@ -197,7 +197,7 @@ class StargazerSuite(Suite):
     def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Per episode (the first 12): data per instrument with the best submitted and the
         true RV curves, and the residuals."""
-        from .plots import report_sections
+        from .report import report_sections
 
         return report_sections(records, self.load_task)
 

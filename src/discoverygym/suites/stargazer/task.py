@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .evaluator import ScoringContext, make_context
 from .kepler import PLANET_COLUMNS, m_sin_i_mjup
+from .scoring import ScoringContext, make_context
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from .law_check import LawFunctionError, run_law_function
 from .law_rollout import offers_law_score, score_law_by_rollout
+from .scoring import PASS_SKILL, skill_score
 from .worlds import Observation, World, WorldInfo
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
@@ -35,8 +36,6 @@ FIDELITIES: dict[str, tuple[float, float]] = {
     "high": (0.001, 10.0),
 }
 VARIANTS = ("predict", "infer", "visual", "icl")
-# A prediction passes when its skill against the suite's reference is at least this.
-PASS_SKILL = 0.5
 
 
 @dataclass(frozen=True)
@@ -57,14 +56,6 @@ class MeasurementRecord:
         if self.values is not None:
             out["values"] = self.values.tolist()
         return out
-
-
-def skill_score(error: float, reference_error: float) -> float:
-    """1 - error / reference error: 1 is perfect, 0 is no better than the reference,
-    negative is worse. A zero reference error gives 0 skill unless the error is 0 too."""
-    if reference_error <= 0:
-        return 1.0 if error <= 0 else 0.0
-    return 1.0 - error / reference_error
 
 
 class MadEpisode(Episode):

@@ -1,0 +1,259 @@
+"""The mad suite: its tasks, options, plan and summaries (the `Suite`)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from .episode import MadEpisode
+from .worlds import WORLDS, World, make_world, world_class
+
+# On a GPU, JAX would grab 75% of its memory in every process that uses it, so a second
+# runner worker would run out at once. Allocate on demand instead (set before any world
+# imports JAX; an explicit setting by the user wins).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+DEFAULT_SEEDS = tuple(range(10))
+DEFAULT_ICL_TRIALS = 8  # paper: 8 trials in the in-context-learning variant
+ICL_DEFAULT_LAWS = ("normal", "kappa10")  # paper: ICL with kappa in {0, 10}
+
+
+def parse_seeds(text: str) -> list[int]:
+    """"0-9" (inclusive range), "0,3,5", or a mix like "0-2,7"."""
+    seeds: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part[1:]:
+            lo, hi = part.split("-", 1)
+            if int(hi) < int(lo):
+                raise ValueError(f"seed range {part!r} runs backwards")
+            seeds.extend(range(int(lo), int(hi) + 1))
+        else:
+            seeds.append(int(part))
+    if not seeds:
+        raise ValueError(f"no seeds in {text!r}; use e.g. 0-9 or 0,3,5")
+    return seeds
+
+
+def _world_classes() -> dict[str, type[World]]:
+    out = {}
+    for name in WORLDS:
+        try:
+            out[name] = world_class(name)
+        except ImportError:  # a world whose extra is missing is simply not offered
+            continue
+    return out
+
+
+PROTOCOL_OPTIONS = (
+    RunOption("world", "world: " + " | ".join(WORLDS) + " (default classical)", str, "classical"),
+    RunOption("law", "law of the world (default: all of the world's laws)", str),
+    RunOption("seeds", "seeds, e.g. 0-9 or 0,3,5 (default 0-9)", parse_seeds),
+    RunOption("variant", "predict | infer-<parameter> (classical: infer-kappa) | visual | icl "
+              "(default predict)", str, "predict"),
+    RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
+              int),
+    RunOption("protocol", "scoring protocol: discovery (classical default: an altered law is "
+              "scored against the best normal-physics forecast) | paper (the published setup; "
+              "the only one of the fluid and quantum worlds so far)", str),
+)
+
+
+def resolve_protocol(cls: type[World], protocol: str | None) -> str:
+    """The protocol an episode runs: the one asked for, or the world's default."""
+    if protocol is None:
+        return cls.protocols[0]
+    if protocol not in cls.protocols:
+        raise ValueError(f"world '{cls.name}' has no protocol {protocol!r}; protocols: "
+                         f"{', '.join(cls.protocols)}")
+    return protocol
+
+
+def _split_task(task_id: str) -> tuple[str, str]:
+    world, sep, law = task_id.partition("-")
+    if not sep or world not in WORLDS:
+        raise UnknownName(f"Unknown mad task {task_id!r}; tasks look like classical-normal.")
+    return world, law
+
+
+class MadSuite(Suite):
+    """Measure-then-predict in worlds with altered physical laws."""
+
+    name = "mad"
+    agent_limits = AgentLimits(messages=300, tokens=1_500_000, time_s=3600)
+    python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
+    agent_note = "The laws of this world may differ from the ones you know; infer them from data."
+    description = ("MaD Physics: buy noisy measurements of a world with altered laws under a "
+                   "budget, then predict unseen later states")
+
+    def __init__(self) -> None:
+        worlds = _world_classes()
+        extra: dict[str, RunOption] = {}
+        for cls in worlds.values():
+            for opt in getattr(cls, "run_options", ()):
+                extra.setdefault(opt.name, opt)
+        self.run_options = PROTOCOL_OPTIONS + tuple(extra.values())
+        self._worlds = worlds
+
+    def tasks(self) -> list[TaskInfo]:
+        out = []
+        for name, cls in self._worlds.items():
+            for law in cls.laws:
+                out.append(TaskInfo(f"{name}-{law}", f"{name} world, law {law}: measure, "
+                                    "then predict", {"world": name, "law": law}))
+            for param in cls.parameter_laws:
+                out.append(TaskInfo(f"{name}-infer-{param}", f"{name} world: infer {param}",
+                                    {"world": name, "parameter": param}))
+        return out
+
+    def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> MadEpisode:
+        world_name, law = _split_task(task_id)
+        cls = world_class(world_name)
+        world_options = dict(options)
+        protocol = resolve_protocol(cls, world_options.pop("protocol", None))
+        options = {**options, "protocol": protocol}  # the record says which protocol ran
+        if len(cls.protocols) > 1:
+            world_options["protocol"] = protocol
+        variant = world_options.pop("variant", "predict")
+        trials = int(world_options.pop("trials", 1) or 1)
+        if law.startswith("infer-"):
+            param = law[len("infer-"):]
+            if param not in cls.parameter_laws:
+                raise UnknownName(f"World '{world_name}' has no parameter {param!r} to infer.")
+            candidates = cls.parameter_laws[param]
+            law = candidates[int(np.random.default_rng([int(seed), 5]).integers(len(candidates)))]
+            variant = "infer"
+        elif law not in cls.laws:
+            raise UnknownName(f"Unknown mad task {task_id!r}. Laws of '{world_name}': "
+                              f"{', '.join(cls.laws)}.")
+        if variant.startswith("infer"):
+            variant = "infer"
+        world = make_world(world_name, seed=seed, law=law, **world_options)
+        return MadEpisode(world, task_id=task_id, seed=seed, options=options,
+                          variant=variant, trials=trials)
+
+    def plan(self, **options: Any) -> list[EpisodeSpec]:
+        options = {k: v for k, v in options.items() if v is not None}
+        world_name = options.pop("world", "classical")
+        cls = world_class(world_name)
+        seeds = options.pop("seeds", list(DEFAULT_SEEDS))
+        if isinstance(seeds, str):
+            seeds = parse_seeds(seeds)
+        law = options.pop("law", None)
+        variant = options.pop("variant", "predict")
+        spec_options = dict(options)
+        spec_options["protocol"] = resolve_protocol(cls, options.get("protocol"))
+        accepted = {opt.name for opt in getattr(cls, "run_options", ())} | {"trials", "protocol"}
+        foreign = sorted(set(spec_options) - accepted)
+        if foreign:
+            flags = ", ".join("--" + name.replace("_", "-") for name in foreign)
+            raise ValueError(f"{flags}: not an option of the {world_name} world; its options: "
+                             + ", ".join("--" + o.name.replace("_", "-")
+                                         for o in getattr(cls, "run_options", ())))
+        if variant.startswith("infer-"):
+            param = variant[len("infer-"):]
+            if param not in cls.parameter_laws:
+                raise ValueError(f"world '{world_name}' has no parameter {param!r} to infer; "
+                                 f"parameters: {', '.join(cls.parameter_laws) or 'none'}")
+            spec_options.pop("trials", None)
+            task_ids = [f"{world_name}-infer-{param}"]
+        elif variant in ("predict", "visual", "icl"):
+            if variant != "predict":
+                spec_options["variant"] = variant
+            if variant == "icl":
+                spec_options["trials"] = int(spec_options.get("trials") or DEFAULT_ICL_TRIALS)
+            elif "trials" in spec_options:
+                raise ValueError("--trials belongs to --variant icl")
+            laws = [law] if law else list(ICL_DEFAULT_LAWS if variant == "icl" else cls.laws)
+            for name in laws:
+                if name not in cls.laws:
+                    raise ValueError(f"world '{world_name}' has no law {name!r}; laws: "
+                                     f"{', '.join(cls.laws)}")
+            task_ids = [f"{world_name}-{name}" for name in laws]
+        else:
+            raise ValueError(f"unknown variant {variant!r}; use predict, infer-<parameter>, "
+                             "visual or icl")
+        return [EpisodeSpec(self.name, task, int(seed), dict(spec_options))
+                for task in task_ids for seed in seeds]
+
+    def default_episodes(self) -> list[EpisodeSpec]:
+        return self.plan(world="classical")
+
+    def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Error per task, predicted vs true states (classical: positions per episode;
+        other worlds: a scatter), and estimate vs truth for parameter inference."""
+        from .report import report_sections
+
+        return report_sections(records)
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Per task (world and law): mean and median error over answered episodes, mean
+        and median skill against the world's trivial reference, pass rate, and the
+        number of episodes without an answer (counted as failures, left out of means)."""
+        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in records:
+            by_task[r["task_id"]].append(r)
+        per_task = {}
+        for task, group in sorted(by_task.items()):
+            answered = [r for r in group if r.get("value") is not None]
+            errors = [float(r["value"]) for r in answered]
+            skills = [float(r["details"]["skill"]) for r in answered
+                      if "skill" in r.get("details", {})]
+            entry: dict[str, Any] = {
+                "n": len(group), "n_missing": len(group) - len(answered),
+                "metric": group[0].get("metric"),
+                "pass_rate": sum(bool(r.get("passed")) for r in group) / len(group),
+                "mean_error": statistics.fmean(errors) if errors else None,
+                "median_error": statistics.median(errors) if errors else None,
+            }
+            if skills:
+                entry["mean_skill"] = statistics.fmean(skills)
+                entry["median_skill"] = statistics.median(skills)
+            trial_errors = [r["details"]["trial_errors"] for r in answered
+                            if "trial_errors" in r.get("details", {})]
+            if trial_errors:
+                entry["mean_error_per_trial"] = np.mean(np.array(trial_errors), axis=0).tolist()
+            references = sorted({r["details"]["reference"] for r in answered
+                                 if "reference" in r.get("details", {})})
+            if references:
+                entry["skill_reference"] = "; ".join(references)
+            per_task[task] = entry
+        return {"per_task": per_task,
+                "skill": "1 - error / error of the task's reference (per task: "
+                         "skill_reference), per episode, computed from the truth: persistence "
+                         "or uniform (paper protocol, normal laws), or the normal-physics "
+                         "forecast (classical altered laws, discovery protocol)"}
+
+    def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
+        """Mean and median prediction error and skill per task (world and law), for the
+        table `discoverygym run` prints."""
+        per_task = suite_summary.get("per_task") or {}
+        if not per_task:
+            return None
+        from rich.table import Table
+
+        table = Table(title="mad: prediction error and skill per task",
+                      caption="skill = 1 - error / error of the task's reference "
+                              "(summary.json: skill_reference)")
+        for name in ("task", "n", "metric", "mean error", "median error", "mean skill",
+                     "median skill", "no answer"):
+            table.add_column(name, justify="left" if name in ("task", "metric") else "right")
+
+        def num(value: Any) -> str:
+            return "-" if value is None else f"{value:.4g}"
+
+        for task, e in per_task.items():
+            table.add_row(task, str(e["n"]), str(e.get("metric") or ""), num(e["mean_error"]),
+                          num(e["median_error"]), num(e.get("mean_skill")),
+                          num(e.get("median_skill")), str(e["n_missing"]))
+        return table
+
+
+__all__ = ["MadSuite", "parse_seeds"]
