@@ -1,4 +1,6 @@
 """Isolation levels and the command lines that put a Python process in a sandbox.
+(One module on purpose, over 500 lines: the two namespace builders must mount the same
+view in the same order, and reading them side by side is how that stays true.)
 
 Levels, strongest first:
 

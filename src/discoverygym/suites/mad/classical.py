@@ -1,5 +1,6 @@
 """The classical world: N hard spheres in [-10, 10]^D under a (possibly altered) law of
 gravity and inertia. Implements the `World` interface on top of `classical_physics`.
+(Over 500 lines: one World implementation, its cache and its reference forecasts.)
 
 A trajectory is integrated once per (seed, configuration) and cached in memory and on
 disk (under `cache_dir("mad", "classical")`) as snapshots every

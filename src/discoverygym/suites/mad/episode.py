@@ -1,4 +1,5 @@
-"""The MaD measure-then-predict protocol, shared by every world.
+"""The MaD measure-then-predict protocol, shared by every world. (Over 500 lines: the
+phases share the budget and the trial state, which is easier to check in one class.)
 
 Measurement phase: `measure(t, what, fidelity)` returns the world's true values plus
 Gaussian noise (sigma 0.1 / 0.01 / 0.001 for low / medium / high fidelity) drawn from

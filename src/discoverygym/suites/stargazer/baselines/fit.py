@@ -1,4 +1,5 @@
-"""Radial-velocity fitting tools for the stargazer baseline agents.
+"""Radial-velocity fitting tools for the stargazer baseline agents. (Over 500 lines: one
+fitter whose pieces share the same parameterisation and variable projection.)
 
 Periodograms of residuals (generalised Lomb-Scargle, astropy), Keplerian least squares
 (scipy) in well-conditioned parameters, per-instrument offsets and jitter, greedy planet
