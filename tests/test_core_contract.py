@@ -120,3 +120,22 @@ def test_view_exposes_only_the_contract():
     with pytest.raises(AttributeError):
         view.prompt = "x"
     assert isinstance(view, EpisodeView)
+
+
+def test_random_streams_are_named_once_and_never_shared():
+    """Every stream constant is distinct within its suite, and no suite module keys a
+    generator with a bare number any more (they name a stream of core/streams.py)."""
+    import re
+    from pathlib import Path
+
+    from discoverygym.core import streams
+
+    values = {k: v for k, v in vars(streams).items() if k.isupper()}
+    for prefix in ("GRAVITY_", "MAD_", "TPBENCH_"):
+        group = [v for k, v in values.items() if k.startswith(prefix)]
+        assert len(group) == len(set(group)), prefix
+    suites = Path(streams.__file__).parents[1] / "suites"
+    bare = re.compile(r"default_rng\(\[[^\]]*?,\s*(0x[0-9A-Fa-f]+|\d+)\s*[\],]")
+    for path in suites.rglob("*.py"):
+        if "baselines" not in path.parts:
+            assert not bare.search(path.read_text()), path

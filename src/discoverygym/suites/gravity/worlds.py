@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ...core import streams
 from .constants import AU_M, G_SI, MSUN_KG, UNIT_SYSTEMS, UnitSystem
 
 Vec3 = tuple[float, float, float]
@@ -196,7 +197,7 @@ def procedural_world(seed: int) -> WorldSpec:
     drift 0 (half the time) or log-uniform in [10, 1e4] m/s at a uniform angle;
     Newtonian: U[3, 10] periods (not whole, so the window does not reveal P); drag: tau = U[10, 40] P, end = U[3, 6] P;
     modified: alpha = +-U[0.01, 0.05], end = U[4, 8] P; unbound: end = U[5, 20] r0/v0."""
-    rng = np.random.default_rng([int(seed), 0x67726176])  # "grav": streams per suite
+    rng = np.random.default_rng([int(seed), streams.GRAVITY_PROCEDURAL_WORLD])
     kind = str(rng.choice(PROCEDURAL_KINDS, p=PROCEDURAL_KIND_WEIGHTS))
     m1, m2 = (float(np.exp(rng.uniform(np.log(0.1), np.log(30.0)))) * MSUN_KG for _ in range(2))
     r0 = float(np.exp(rng.uniform(np.log(0.1), np.log(30.0)))) * AU_M
@@ -251,7 +252,7 @@ def leak_free_window(world: WorldSpec, seed: int) -> WorldSpec:
     if world.end_periods is None:
         return world
     # keyed by the physics, not the id: B, B-yrAU and B-cgs keep one window per seed
-    rng = _physics_rng(world, seed, 0x77696E64)  # "wind"
+    rng = _physics_rng(world, seed, streams.GRAVITY_WINDOW)
     if world.end_periods >= 5:
         low, high = LEAK_FREE_PERIODS
         periods = math.exp(rng.uniform(math.log(low), math.log(high)))
@@ -282,7 +283,7 @@ def leak_free_scale(world: WorldSpec, seed: int) -> WorldSpec:
     no unit anyway)."""
     if not world.newtonian:
         return world
-    rng = _physics_rng(world, seed, 0x7363616C)  # "scal"
+    rng = _physics_rng(world, seed, streams.GRAVITY_SCALE)
     low, high = (math.log(x) for x in LEAK_FREE_SCALE)
     mu, lam = (math.exp(rng.uniform(low, high)) for _ in range(2))
     time_factor = math.sqrt(lam**3 / mu)
@@ -314,7 +315,8 @@ def mirrored_boundness(world: WorldSpec) -> WorldSpec:
 def mirror_coin(world_id: str, seed: int) -> bool:
     """Even odds, from the seed and the world's id, that a boundness question is asked
     of the world's mirrored twin instead (so B, B-yrAU and B-cgs are drawn apart)."""
-    rng = np.random.default_rng([int(seed), zlib.crc32(world_id.encode()), 0x626F756E])
+    rng = np.random.default_rng([int(seed), zlib.crc32(world_id.encode()),
+                                streams.GRAVITY_BOUND_TWIN])
     return bool(rng.uniform() < 0.5)
 
 

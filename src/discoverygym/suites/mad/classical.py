@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import RunOption, ToolInputError
+from ...core import RunOption, ToolInputError, streams
 from ...core.paths import cache_dir
 from . import constants as C
 from .law_rollout import LAW_SCORE_STREAM, TIME_LIMIT_S, HeldOut
@@ -53,7 +53,8 @@ class InitialState:
 def sample_initial_state(seed: int, n_particles: int, dim: int) -> InitialState:
     """Radii U(0.1, 0.5), masses U(0.5, 5), velocities N(0, 1) per component, positions
     uniform inside the box and at least PLACEMENT_GAP apart (surface to surface)."""
-    return draw_initial_state(np.random.default_rng([int(seed), n_particles, dim, 1]),
+    return draw_initial_state(np.random.default_rng([int(seed), n_particles, dim,
+                                                     streams.MAD_WORLD_INIT]),
                               n_particles, dim)
 
 
@@ -335,7 +336,7 @@ class ClassicalWorld(World):
 
     # ---- prediction --------------------------------------------------------------------
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
-        rng = np.random.default_rng([self.seed, 2, int(trial)])
+        rng = np.random.default_rng([self.seed, streams.MAD_TRIAL, int(trial)])
         offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
         # Round to the step grid (and stay strictly after T_max).
         steps = np.maximum(np.round((self.defaults.t_max + offsets) / C.DT), step_index(

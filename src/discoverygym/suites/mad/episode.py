@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec, streams
 from .law_check import LawFunctionError, run_law_function
 from .law_rollout import offers_law_score, score_law_by_rollout
 from .scoring import PASS_SKILL, skill_score
@@ -78,8 +78,8 @@ class MadEpisode(Episode):
         self._world = world
         self._variant = variant
         self._n_trials = int(trials)
-        self._noise_rng = np.random.default_rng([int(seed), 3])
-        self._law_rng = np.random.default_rng([int(seed), 4])
+        self._noise_rng = np.random.default_rng([int(seed), streams.MAD_NOISE])
+        self._law_rng = np.random.default_rng([int(seed), streams.MAD_LAW_INPUTS])
         self._defaults = world.defaults
         self._trial = 0
         self._runs_started = 0  # measurement runs begun over the whole episode

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import RunOption, ToolInputError
+from ...core import RunOption, ToolInputError, streams
 from ...core.paths import cache_dir
 from . import fluid_solver as fs
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
@@ -84,7 +84,7 @@ class ShearLayer:
 
 def sample_shear_layer(seed: int) -> ShearLayer:
     """delta ~ U(0.05, 0.2), amplitude ~ U(0.15, 0.5)."""
-    rng = np.random.default_rng([int(seed), 1])
+    rng = np.random.default_rng([int(seed), streams.MAD_WORLD_INIT])
     return ShearLayer(float(rng.uniform(*THICKNESS_RANGE)),
                       float(rng.uniform(*AMPLITUDE_RANGE)))
 
@@ -240,7 +240,7 @@ class FluidWorld(World):
         self.query_horizon = float(query_horizon)
         self.defaults = WorldDefaults(t_max=float(t_max), budget=BUDGET, n_queries=N_QUERIES)
         self.layer = sample_shear_layer(seed)
-        rng = np.random.default_rng([self.seed, 6])
+        rng = np.random.default_rng([self.seed, streams.MAD_FLUID_QUERIES])
         self.query_points = rng.uniform(0.0, 2.0 * math.pi, size=(N_QUERY_POINTS, 2))
         self._trajectory: FluidTrajectory | None = None
         self._truth: dict[int, np.ndarray] = {}
@@ -285,7 +285,7 @@ class FluidWorld(World):
 
     # ---- prediction --------------------------------------------------------------------
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
-        rng = np.random.default_rng([self.seed, 2, int(trial)])
+        rng = np.random.default_rng([self.seed, streams.MAD_TRIAL, int(trial)])
         offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
         return [{"t": round(self.defaults.t_max + max(float(o), 1e-3), 3)} for o in offsets]
 

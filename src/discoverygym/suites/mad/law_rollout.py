@@ -36,11 +36,12 @@ from typing import Any
 
 import numpy as np
 
+from ...core import streams
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
 
 # The held-out initial states come from default_rng([seed, LAW_SCORE_STREAM]); no other
 # generator of the suite uses this stream.
-LAW_SCORE_STREAM = 7
+LAW_SCORE_STREAM = streams.MAD_LAW_SCORE
 TIME_LIMIT_S = 60.0  # ours: wall-clock limit of one rollout in the sandbox
 MEMORY_MB = 3072  # ours: JAX's import alone reserves much address space
 # The normal-law rollout counts as "the truth" (reference switches to the altered laws)

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import RunOption, ToolInputError
+from ...core import RunOption, ToolInputError, streams
 from ...core.paths import cache_dir
 from . import quantum_solver as qs
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
@@ -90,7 +90,7 @@ class Packets:
 
 def sample_packets(seed: int) -> Packets:
     """Masses, means, widths and momenta of the two packets, with the floors above."""
-    return draw_packets(np.random.default_rng([int(seed), 1]))
+    return draw_packets(np.random.default_rng([int(seed), streams.MAD_WORLD_INIT]))
 
 
 def draw_packets(rng: np.random.Generator, masses_given: tuple[float, float] | None = None
@@ -252,7 +252,7 @@ class QuantumWorld(World):
 
     # ---- prediction --------------------------------------------------------------------
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
-        rng = np.random.default_rng([self.seed, 2, int(trial)])
+        rng = np.random.default_rng([self.seed, streams.MAD_TRIAL, int(trial)])
         offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
         half = 0.5 * qs.DOMAIN_SIZE
         out = []

@@ -9,7 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core import (
+    AgentLimits,
+    EpisodeSpec,
+    PythonLimits,
+    RunOption,
+    Suite,
+    TaskInfo,
+    UnknownName,
+    streams,
+)
 from .episode import MadEpisode
 from .worlds import WORLDS, World, make_world, world_class
 
@@ -128,7 +137,7 @@ class MadSuite(Suite):
             if param not in cls.parameter_laws:
                 raise UnknownName(f"World '{world_name}' has no parameter {param!r} to infer.")
             candidates = cls.parameter_laws[param]
-            law = candidates[int(np.random.default_rng([int(seed), 5]).integers(len(candidates)))]
+            law = candidates[int(np.random.default_rng([int(seed), streams.MAD_LAW_CHOICE]).integers(len(candidates)))]
             variant = "infer"
         elif law not in cls.laws:
             raise UnknownName(f"Unknown mad task {task_id!r}. Laws of '{world_name}': "

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core import streams
 from .conditions import evaluate_condition
 from .problem import Argument, Problem
 
@@ -61,7 +62,7 @@ def generate_inputs(problem: Problem) -> list[InputSet]:
     plan = problem.tests
     out = [InputSet(f"case {i}", tuple(_coerce(a, case[a.name]) for a in problem.arguments))
            for i, case in enumerate(plan.cases)]
-    rng = np.random.default_rng([plan.seed, 2718])
+    rng = np.random.default_rng([plan.seed, streams.TPBENCH_TEST_INPUTS])
     drawn = 0
     tries = 0
     while drawn < plan.samples:
