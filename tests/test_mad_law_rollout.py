@@ -324,3 +324,22 @@ def test_normal_law_source_scores_zero_in_altered_worlds(tiny_rollouts, task):
     w = get_suite("mad").episode(task, seed=2, **options)._world
     out = score_law_by_rollout(w, normal_law_source(w.name))
     assert out["score"] < 1e-6 and out["error"] > 0, out
+
+
+def test_law_baselines_through_the_runner_score_their_law():
+    """`law-true` (privileged) and `law-normal` play the normal-physics baseline and state
+    a law: the true one scores ~1 everywhere, normal physics ~0 in an altered world and
+    ~1 where the law is normal; their predictions are the same, so only the law score
+    differs."""
+    from discoverygym.core import make_agent, play_agent
+
+    def law_score(task: str, agent: str) -> dict:
+        episode = get_suite("mad").episode(task, seed=0)
+        play_agent(make_agent("mad", agent), episode)
+        return episode.record(agent=agent).to_dict()
+
+    true, normal = law_score("classical-inv-r", "law-true"), law_score("classical-inv-r",
+                                                                        "law-normal")
+    assert true["details"]["law_score"] > 0.999 and normal["details"]["law_score"] < 0.01
+    assert true["value"] == normal["value"]  # the same predictions
+    assert law_score("classical-normal", "law-normal")["details"]["law_score"] > 0.999

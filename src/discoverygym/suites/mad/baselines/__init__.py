@@ -1,9 +1,11 @@
 """Scripted agents of the mad suite: `AGENTS` maps each name to "module:class";
 `discoverygym run mad --agent NAME` finds them here."""
 
-from .classical import AGENTS
+from .classical import AGENTS as _PREDICTION_AGENTS
+from .law_describers import AGENTS as _LAW_AGENTS
 
-AGENTS = {**AGENTS, "law-oracle": "discoverygym.suites.mad.baselines.law_oracle:ClassicalLawOracle"}
+AGENTS = {**_PREDICTION_AGENTS, **_LAW_AGENTS,
+          "law-oracle": "discoverygym.suites.mad.baselines.law_oracle:ClassicalLawOracle"}
 
 # Calibration roles (the shared interface of `discoverygym calibrate`): the oracle does
 # the science with privileged knowledge of the law's form; the normal-physics baselines
