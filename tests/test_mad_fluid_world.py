@@ -35,7 +35,7 @@ def test_trajectory_reads_match_a_direct_run():
     # different chunkings of the same adaptive scheme: equal to its time-step error
     assert np.allclose(got, expected, atol=1e-4 * np.max(np.abs(expected)))
     # the disk cache gives the same snapshots to a fresh world
-    fw._MEMORY.clear()
+    fw._CACHE.clear_memory()
     again = fw.FluidWorld(seed=1, law="vort5", **OPTIONS).trajectory().vorticity(t, points)
     assert np.array_equal(again, got)
 

@@ -388,18 +388,20 @@ def test_trajectory_is_integrated_once_then_read_from_memory_or_disk(monkeypatch
     world = episode(seed=11)._world
     first = world.trajectory()
     assert episode(seed=11)._world.trajectory() is first  # in-process cache
-    path = next(classical.cache_dir("mad", "classical").glob("*/seed11.npz"))
+    from discoverygym.core.paths import cache_dir
+
+    path = next(cache_dir("mad", "classical").glob("*/seed11.npz"))
 
     def no_integration(*args, **kwargs):
         raise AssertionError("integrated again")
 
     monkeypatch.setattr(classical, "integrate_snapshots", no_integration)
-    monkeypatch.setattr(classical, "_MEMORY", type(classical._MEMORY)())
+    classical._CACHE.clear_memory()
     from_disk = episode(seed=11)._world.trajectory()
     assert from_disk is not first and np.array_equal(from_disk.x, first.x)
     path.write_bytes(b"torn")  # a damaged file is recomputed, not trusted
     monkeypatch.undo()
-    monkeypatch.setattr(classical, "_MEMORY", type(classical._MEMORY)())
+    classical._CACHE.clear_memory()
     again = episode(seed=11)._world.trajectory()
     assert np.array_equal(again.x, first.x)
 

@@ -17,7 +17,6 @@ import ctypes
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,7 +26,7 @@ import numpy as np
 import rebound
 from scipy.interpolate import CubicHermiteSpline
 
-from ...core.paths import cache_dir
+from ...core.array_cache import ArrayCache
 from .constants import G_SI
 from .worlds import WorldSpec
 
@@ -228,11 +227,11 @@ def cache_key(world: WorldSpec) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
+_CACHE = ArrayCache("gravity", "trajectories", memory_items=64)
+
+
 def cache_path(world: WorldSpec) -> Path:
-    return cache_dir("gravity", "trajectories") / f"{cache_key(world)}.npy"
-
-
-_MEMO: dict[str, Trajectory] = {}
+    return _CACHE.path(cache_key(world), "trajectory")
 
 
 def _pack(traj: Trajectory) -> np.ndarray:
@@ -248,27 +247,13 @@ def _unpack(table: np.ndarray) -> Trajectory:
 
 
 def trajectory(world: WorldSpec) -> Trajectory:
-    """The world's dense trajectory: from this process's memo, else the disk cache,
+    """The world's dense trajectory: from this process's memory, else the disk cache,
     else a fresh simulation (written to the cache atomically)."""
-    key = cache_key(world)
-    if key in _MEMO:
-        return _MEMO[key]
-    path = cache_path(world)
-    traj = None
-    if path.exists():
-        try:
-            traj = _unpack(np.load(path))
-        except (OSError, ValueError):
-            traj = None  # a damaged file is recomputed and replaced
-    if traj is None:
-        traj = simulate(world)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(tmp, _pack(traj))
-        os.replace(tmp, path)
-    _MEMO[key] = traj
-    return traj
+    return _CACHE.get(cache_key(world), "trajectory",
+                      lambda: {"table": _pack(simulate(world))},
+                      lambda arrays: _unpack(arrays["table"]))
 
 
 def clear_memo() -> None:
     """Forget trajectories held in this process (the disk cache stays)."""
-    _MEMO.clear()
+    _CACHE.clear_memory()

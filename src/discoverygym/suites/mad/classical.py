@@ -10,20 +10,14 @@ state of the integrator. Times are rounded to the step grid (dt = 0.001)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ...core import RunOption, ToolInputError, streams
-from ...core.paths import cache_dir
+from ...core.array_cache import ArrayCache, digest
 from . import constants as C
 from .law_rollout import LAW_SCORE_STREAM, TIME_LIMIT_S, HeldOut
 from .worlds import (
@@ -130,9 +124,7 @@ def integrate_snapshots(law: str, inertia_decay: float, init: InitialState, n_sn
         return {"x": np.asarray(out.x), "v": np.asarray(out.v), "s": np.asarray(out.s)}
 
 
-_MEMORY: OrderedDict[str, Trajectory] = OrderedDict()
-_MEMORY_SIZE = 64
-_LOCK = threading.Lock()
+_CACHE = ArrayCache("mad", "classical", memory_items=64)
 
 
 def get_trajectory(seed: int, law: str, n_particles: int, dim: int, inertia_decay: float,
@@ -145,40 +137,11 @@ def get_trajectory(seed: int, law: str, n_particles: int, dim: int, inertia_deca
               "inertia_decay": inertia_decay, "dt": C.DT, "softening": C.SOFTENING,
               "stride": C.SNAPSHOT_STRIDE_STEPS, "snapshots": n_snapshots,
               "ripple": [C.RIPPLE_AMPLITUDE, C.RIPPLE_WAVELENGTH, C.RIPPLE_PHASE]}
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-    key = f"{digest}-{seed}"
-    with _LOCK:
-        if key in _MEMORY:
-            _MEMORY.move_to_end(key)
-            return _MEMORY[key]
-    path = cache_dir("mad", "classical", digest) / f"seed{int(seed)}.npz"
-    snapshots = _read_npz(path)
-    if snapshots is None:
-        snapshots = integrate_snapshots(law, inertia_decay, init, n_snapshots)
-        _write_npz(path, snapshots)
-    trajectory = Trajectory(law, inertia_decay, init, snapshots)
-    with _LOCK:
-        _MEMORY[key] = trajectory
-        while len(_MEMORY) > _MEMORY_SIZE:
-            _MEMORY.popitem(last=False)
-    return trajectory
-
-
-def _read_npz(path: Path) -> dict[str, np.ndarray] | None:
-    if not path.exists():
-        return None
-    try:
-        with np.load(path) as data:
-            return {k: np.array(data[k]) for k in ("x", "v", "s")}
-    except (OSError, ValueError, KeyError):  # a torn or foreign file: recompute
-        return None
-
-
-def _write_npz(path: Path, snapshots: dict[str, np.ndarray]) -> None:
-    # Write then rename, so parallel workers never read a half-written file.
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
-    np.savez(tmp, **snapshots)
-    tmp.replace(path)
+    return _CACHE.get(
+        digest(config), f"seed{int(seed)}",
+        lambda: integrate_snapshots(law, inertia_decay, init, n_snapshots),
+        lambda snapshots: Trajectory(law, inertia_decay, init,
+                                     {k: snapshots[k] for k in ("x", "v", "s")}))
 
 
 # ---- the world ------------------------------------------------------------------------

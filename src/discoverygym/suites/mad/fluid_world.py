@@ -12,20 +12,15 @@ error in time or space)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ...core import RunOption, ToolInputError, streams
-from ...core.paths import cache_dir
+from ...core.array_cache import ArrayCache, digest
 from . import fluid_solver as fs
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
@@ -129,57 +124,31 @@ def _expand_block(block: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-_MEMORY: OrderedDict[str, FluidTrajectory] = OrderedDict()
-_MEMORY_SIZE = 8
-_LOCK = threading.Lock()
+_CACHE = ArrayCache("mad", "fluid", memory_items=8)
 
 
 def get_trajectory(seed: int, law: str, resolution: int, t_end: float) -> FluidTrajectory:
     """The cached trajectory of (seed, law, resolution) covering [0, t_end]; integrated on
-    first use, then read from memory or disk."""
+    first use, then read from memory or disk (the resolved spectral block only)."""
     layer = sample_shear_layer(seed)
     n_snapshots = math.ceil(t_end / SNAPSHOT_INTERVAL - 1e-9) + 1
     config = {"format": CACHE_FORMAT, "law": law, "resolution": resolution, "nu": VISCOSITY,
               "cfl": CFL, "interval": SNAPSHOT_INTERVAL, "snapshots": n_snapshots,
               "thickness": layer.thickness, "amplitude": layer.amplitude,
               "modulation": repr(LAWS[law])}
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-    key = f"{digest}-{seed}"
-    with _LOCK:
-        if key in _MEMORY:
-            _MEMORY.move_to_end(key)
-            return _MEMORY[key]
-    path = cache_dir("mad", "fluid", digest) / f"seed{int(seed)}.npz"
-    snapshots = _read(path, resolution)
-    if snapshots is None:
+
+    def compute() -> dict[str, np.ndarray]:
         omega0 = fs.double_shear_layer(resolution, layer.thickness, layer.amplitude)
         times = np.arange(n_snapshots) * SNAPSHOT_INTERVAL
         snapshots = fs.simulate(omega0, times, nu=VISCOSITY, modulation=LAWS[law],
                                 cfl=CFL).omega_hat
-        _write(path, snapshots)
-    trajectory = FluidTrajectory(law, resolution, snapshots, SNAPSHOT_INTERVAL)
-    with _LOCK:
-        _MEMORY[key] = trajectory
-        while len(_MEMORY) > _MEMORY_SIZE:
-            _MEMORY.popitem(last=False)
-    return trajectory
+        return {"block": _keep_block(snapshots)}
 
-
-def _read(path: Path, n: int) -> np.ndarray | None:
-    if not path.exists():
-        return None
-    try:
-        with np.load(path) as data:
-            return _expand_block(np.array(data["block"]), n)
-    except (OSError, ValueError, KeyError):  # a torn or foreign file: recompute
-        return None
-
-
-def _write(path: Path, snapshots: np.ndarray) -> None:
-    # Write then rename, so parallel workers never read a half-written file.
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
-    np.savez(tmp, block=_keep_block(snapshots))
-    tmp.replace(path)
+    return _CACHE.get(
+        digest(config), f"seed{int(seed)}", compute,
+        lambda arrays: FluidTrajectory(law, resolution,
+                                       _expand_block(arrays["block"], resolution),
+                                       SNAPSHOT_INTERVAL))
 
 
 def relative_l2(predictions: np.ndarray, truth: np.ndarray) -> float:

@@ -14,11 +14,7 @@ initial state evolved without measurements."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -26,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...core import RunOption, ToolInputError, streams
-from ...core.paths import cache_dir
+from ...core.array_cache import ArrayCache, digest
 from . import quantum_solver as qs
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
@@ -123,19 +119,17 @@ def cached_eigensystem(mass: float) -> qs.Eigensystem:
     config = {"format": CACHE_FORMAT, "mass": mass, "n": qs.GRID_SIZE, "size": qs.DOMAIN_SIZE,
               "well": list(qs.WELL_SIZE), "height": qs.WELL_HEIGHT,
               "edge": qs.WELL_EDGE_WIDTH}
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir("mad", "quantum") / f"eig-{digest}.npz"
-    if path.exists():
-        try:
-            with np.load(path) as data:
-                return qs.Eigensystem(np.array(data["energies"]), np.array(data["vectors"]))
-        except (OSError, ValueError, KeyError):  # torn or foreign file: recompute
-            pass
-    system = qs.eigensystem(mass)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
-    np.savez(tmp, energies=system.energies, vectors=system.vectors)
-    tmp.replace(path)
-    return system
+    return _EIGEN_CACHE.get(
+        digest(config), "eigensystem",
+        lambda: _eigen_arrays(qs.eigensystem(mass)),
+        lambda arrays: qs.Eigensystem(arrays["energies"], arrays["vectors"]))
+
+
+_EIGEN_CACHE = ArrayCache("mad", "quantum", memory_items=16)
+
+
+def _eigen_arrays(system: qs.Eigensystem) -> dict[str, np.ndarray]:
+    return {"energies": system.energies, "vectors": system.vectors}
 
 
 def l2_error(predictions: np.ndarray, truth: np.ndarray) -> float:
