@@ -197,6 +197,22 @@ def expert(ctx: Context) -> Generator[Step, list[Reply], None]:
         yield Step(text="The expert policy does not know this suite.")
 
 
+def parity(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """The toy suite's door-parity script, the same on every door (tests/test_door_parity.py):
+    a probe out of range, a probe of the wrong type, eight bisecting probes, a submit."""
+    yield tool("probe", x=500.0)
+    yield tool("probe", x="not a number")
+    lo, hi = 0.0, 100.0
+    for _ in range(8):
+        mid = (lo + hi) / 2
+        replies = yield tool("probe", x=mid)
+        if "True" in replies[0].text:
+            lo = mid
+        else:
+            hi = mid
+    yield tool("submit", answer=(lo + hi) / 2)
+
+
 # ---- never-submit -------------------------------------------------------------------
 def never_submit(ctx: Context) -> Generator[Step, list[Reply], None]:
     """Talks and computes but never submits (the episode must be recorded as failed)."""
@@ -321,6 +337,7 @@ POLICIES: dict[str, Policy] = {
     "stub-solution": stub_solution,
     "grader": grader,
     "hostile": hostile,
+    "parity": parity,
 }
 
 
