@@ -125,20 +125,22 @@ def run_model(
                     writer.write(record)
                     new_records.append(record)
 
-    records = run_dir.records_so_far()
     n_planned = len(specs) if limit is None else min(int(limit), len(specs))
-    isolation = sorted({str(r.get("details", {}).get("sandbox", {}).get("isolation"))
-                        for r in records if r.get("details", {}).get("sandbox")})
-    fields: dict[str, Any] = {
-        "n_planned": n_planned * n_epochs, "epochs": n_epochs,
-        "n_infrastructure_failures": len(failures),
-        "total_usage": {k: sum(float(r["usage"].get(k, 0) or 0) for r in records)
-                        for k in ("input_tokens", "output_tokens", "usd")},
-        "sandbox_isolation": isolation}
+    fields: dict[str, Any] = {"n_planned": n_planned * n_epochs, "epochs": n_epochs,
+                              "n_infrastructure_failures": len(failures)}
     if failures:
         fields["infrastructure_failures"] = failures
-    records, summary = run_dir.finish(**fields)
+    records, summary = run_dir.finish(_usage_and_isolation, **fields)
     return RunResult(run_dir.path, records, summary, len(new_records), failures)
+
+
+def _usage_and_isolation(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens and cost over the run, and the sandbox isolation levels its episodes had."""
+    isolation = sorted({str(r.get("details", {}).get("sandbox", {}).get("isolation"))
+                        for r in records if r.get("details", {}).get("sandbox")})
+    return {"total_usage": {k: sum(float(r["usage"].get(k, 0) or 0) for r in records)
+                            for k in ("input_tokens", "output_tokens", "usd")},
+            "sandbox_isolation": isolation}
 
 
 def _sample_record(spec: EpisodeSpec, sample: Any, model: str,

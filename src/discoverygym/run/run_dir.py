@@ -7,7 +7,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -80,13 +80,16 @@ class RunDirectory:
     def records_so_far(self) -> list[dict[str, Any]]:
         return dedupe(read_records(self.records_path))
 
-    def finish(self, **fields: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def finish(self, more: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
+               **fields: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Write summary.json over every record of the run (this session's and a
-        resumed run's earlier ones), with `fields` added; return records and summary."""
+        resumed run's earlier ones), with `fields` added and, from `more(records)`, any
+        figures a front-end derives from the records; return records and summary."""
         records = self.records_so_far()
         summary = summarize_records(records)
         summary["elapsed_s"] = time.perf_counter() - self.started
         summary.update(fields)
+        summary.update(more(records) if more else {})
         if records:
             summary["suite_summary"] = get_suite(records[0]["suite"]).summarize(records)
         write_json(self.path / "summary.json", summary)

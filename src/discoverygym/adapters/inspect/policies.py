@@ -174,16 +174,22 @@ def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
     yield tool("submit", answer=_json_line(replies[0].text)["answer"])
 
 
-def expert_toy(ctx: Context) -> Generator[Step, list[Reply], None]:
-    """The test suite's number guess: bisect with `probe`, average in python, submit."""
+def _bisect_toy(steps: int = 8) -> Generator[Step, list[Reply], tuple[float, float]]:
+    """Bisect the test suite's hidden number with `probe`; returns the last bracket."""
     lo, hi = 0.0, 100.0
-    for _ in range(8):
+    for _ in range(steps):
         mid = (lo + hi) / 2
         replies = yield tool("probe", x=mid)
         if "True" in replies[0].text:
             lo = mid
         else:
             hi = mid
+    return lo, hi
+
+
+def expert_toy(ctx: Context) -> Generator[Step, list[Reply], None]:
+    """The test suite's number guess: bisect with `probe`, average in python, submit."""
+    lo, hi = yield from _bisect_toy()
     replies = yield python(f"({lo!r} + {hi!r}) / 2")
     yield tool("submit", answer=float(replies[0].text.strip()))
 
@@ -202,14 +208,7 @@ def parity(ctx: Context) -> Generator[Step, list[Reply], None]:
     a probe out of range, a probe of the wrong type, eight bisecting probes, a submit."""
     yield tool("probe", x=500.0)
     yield tool("probe", x="not a number")
-    lo, hi = 0.0, 100.0
-    for _ in range(8):
-        mid = (lo + hi) / 2
-        replies = yield tool("probe", x=mid)
-        if "True" in replies[0].text:
-            lo = mid
-        else:
-            hi = mid
+    lo, hi = yield from _bisect_toy()
     yield tool("submit", answer=(lo + hi) / 2)
 
 
