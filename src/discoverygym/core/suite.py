@@ -84,6 +84,15 @@ class Suite(ABC):
     def plan(self, **options: Any) -> list[EpisodeSpec]:
         """The episodes a run with these (already parsed) options consists of."""
 
+    def single_submit(self, spec: EpisodeSpec) -> bool:
+        """Whether `spec`'s episode can be played with no live tool: everything the agent
+        needs is in its prompt, its workspace and the read-only folders of
+        `sandbox_dirs`, and it answers with one `submit` call (plus, where the episode
+        has them, the files it leaves in its writable folders). Such episodes can leave
+        the process as file tasks (`discoverygym export harbor`); the others need their
+        tools served live. Default: no."""
+        return False
+
     def default_episodes(self) -> list[EpisodeSpec]:
         """The canonical episode set, as counted by `discoverygym list`."""
         return self.plan()

@@ -135,6 +135,11 @@ class GravitySuite(Suite):
             options["setup"] = setup
         return GravityEpisode(task, spec, proto, seed=seed, options=options, setup=setup)
 
+    def single_submit(self, spec: EpisodeSpec) -> bool:
+        """Full observation hands the agent every data point up front; a budget needs the
+        live `observe` tool."""
+        return parse_protocol(spec.options.get("protocol", DEFAULT_PROTOCOL)).name == "full-obs"
+
     def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
              world_seed: int | None = None, setup: str = "leak-free",
              **unknown: Any) -> list[EpisodeSpec]:

@@ -43,6 +43,11 @@ class PackagesSuite(Suite):
             raise UnknownName(f"Unknown package {task_id!r}. Packages: {', '.join(roots)}.")
         return PackageEpisode(load_package(roots[task_id]), seed=seed, options=options)
 
+    def single_submit(self, spec: EpisodeSpec) -> bool:
+        """The outputs left in OUTPUT_DIR are the answer; `evaluate` is development
+        feedback only. A package from a host folder (`packages`) travels with no export."""
+        return "packages" not in spec.options
+
     def plan(self, **options: Any) -> list[EpisodeSpec]:
         roots = self._roots(options.get("packages"))
         chosen = [t.strip() for t in options["task"].split(",")] if options.get("task") else list(

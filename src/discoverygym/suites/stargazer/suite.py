@@ -115,6 +115,11 @@ class StargazerSuite(Suite):
             f"medium-000.., hard-000.., bank<N>-<tier>-<k>, real-001..real-{len(REAL_IDS):03d}, "
             "or the file stems of a --tasks-from directory.")
 
+    def single_submit(self, spec: EpisodeSpec) -> bool:
+        """The data are all in the workspace; one submission (of the 3 allowed) is the
+        answer. Tasks from a host folder (`tasks_from`) do not travel."""
+        return "tasks_from" not in spec.options
+
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> StargazerEpisode:
         """One episode. Options: mode (v1 | v2), real_setup (rebuilt | published; real
         tasks only, recorded in their options), tasks_from (a published-file directory)."""

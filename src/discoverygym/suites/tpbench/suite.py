@@ -88,6 +88,10 @@ class TPBenchSuite(Suite):
         raise UnknownName(f"Unknown tpbench problem {task_id!r}. See `discoverygym tasks "
                           "tpbench`.")
 
+    def single_submit(self, spec: EpisodeSpec) -> bool:
+        """One written solution; problems from a host folder (`problems`) do not travel."""
+        return "problems" not in spec.options
+
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> TPBenchEpisode:
         unknown = set(options) - {"problems"}
         if unknown:
