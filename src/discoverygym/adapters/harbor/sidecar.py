@@ -1,0 +1,153 @@
+"""Budgeted, interactive episodes (gravity budget-obs, mad) as Harbor tasks: the episode
+lives in a sidecar container (`episode`) that serves its tools over MCP (streamable
+HTTP), declared in task.toml's `[environment].mcp_servers`. The agent's container holds
+no discoverygym and no spec. When the agent is done, a `[[verifier.collect]]` hook stops
+the server, which writes the episode's record; the verifier reads that record. This
+path needs Docker Compose (Harbor's docker environment); it is not played by the
+bubblewrap environment.
+
+`python -m discoverygym.adapters.harbor.sidecar SPEC_JSON RECORD_PATH [--port N]` runs
+the server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...core import EpisodeSpec
+from . import layout
+from .export import (
+    ExportedTask,
+    python_image,
+    task_toml,
+    verifier_dockerfile,
+    verifier_requirements,
+)
+
+SERVICE = "episode"
+PORT = 8000
+RECORD = "/record/record.json"
+
+COMPOSE = f"""services:
+  main:
+    build:
+      context: .
+    command: ["sleep", "infinity"]
+    depends_on:
+      - {SERVICE}
+  {SERVICE}:
+    build:
+      context: ./{SERVICE}
+    command: ["python", "-m", "discoverygym.adapters.harbor.sidecar", "/episode/spec.json",
+              "{RECORD}", "--port", "{PORT}"]
+"""
+
+
+def serve_http(spec: EpisodeSpec, record_path: Path, *, host: str = "0.0.0.0",
+               port: int = PORT) -> None:
+    """Serve one episode's tools over MCP streamable HTTP until SIGTERM/SIGINT; the
+    record is written when the episode ends, or at shutdown without an answer."""
+    import uvicorn
+
+    from ..mcp_server import build_server
+
+    episode = spec.build()
+    bound = build_server(episode, record_path, interpreter=False, agent_name="harbor")
+    app = bound.server.streamable_http_app(host=host, stateless_http=False)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        bound.close(None if episode.answered else "the agent finished without an answer")
+
+
+def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
+                        wheel: Path | None) -> ExportedTask:
+    """Write a Harbor task whose episode is served live by an MCP sidecar."""
+    episode = spec.build()
+    try:
+        prompt = episode.prompt
+    finally:
+        episode.end()
+        episode.record()
+    name = task_dir.name
+    text = (prompt.rstrip() + "\n\n---\n\nThe tools named above are served by the MCP "
+            f"server `discoverygym` (at http://{SERVICE}:{PORT}/mcp). The episode ends "
+            "with your `submit` call; what it answers is final.\n")
+    (task_dir / "instruction.md").write_text(text)
+    extra = ("\n[[environment.mcp_servers]]\n" 'name = "discoverygym"\n'
+             'transport = "streamable-http"\n' f'url = "http://{SERVICE}:{PORT}/mcp"\n'
+             "\n[[verifier.collect]]\n" f'service = "{SERVICE}"\n'
+             'command = "kill -TERM 1; sleep 2"\n')
+    toml = task_toml(name, spec, f"discoverygym {spec.suite} task {spec.task_id} "
+                     "(live tools, MCP sidecar; needs Docker)",
+                     artifacts=[], agent_timeout_s=3600.0, extra=extra)
+    toml = toml.replace("artifacts = []",
+                        f'artifacts = [{{source = "{RECORD}", service = "{SERVICE}"}}]')
+    (task_dir / "task.toml").write_text(toml)
+    env = task_dir / "environment"
+    (env / SERVICE).mkdir(parents=True)
+    (env / "Dockerfile").write_text(f"FROM {python_image()}\nRUN useradd --create-home agent\n"
+                                    f"WORKDIR {layout.APP}\nRUN chown agent {layout.APP}\n")
+    (env / "docker-compose.yaml").write_text(COMPOSE)
+    side = env / SERVICE
+    (side / "spec.json").write_text(json.dumps(spec.to_dict()) + "\n")
+    (side / "requirements.txt").write_text(
+        "\n".join(verifier_requirements(spec.suite) + ["mcp==" + _version("mcp"),
+                                                       "uvicorn==" + _version("uvicorn")])
+        + "\n")
+    if wheel is not None:
+        shutil.copy2(wheel, side / wheel.name)
+    dockerfile = verifier_dockerfile(spec.suite, wheel.name if wheel else None, [])
+    (side / "Dockerfile").write_text(dockerfile.replace("WORKDIR /tests", "WORKDIR /episode")
+                                     + "COPY spec.json /episode/spec.json\n"
+                                     + "RUN mkdir -p /record\n")
+    conf = {"spec": spec.to_dict(), "discoverygym_version": __version__, "record": RECORD,
+            "logs": layout.VERIFIER_LOGS}
+    tests = task_dir / "tests"
+    tests.mkdir()
+    (tests / "spec.json").write_text(json.dumps(conf, indent=1) + "\n")
+    from .export import TEST_SH
+    (tests / "test.sh").write_text(TEST_SH)
+    (tests / "test.sh").chmod(0o755)
+    (tests / "requirements.txt").write_text("\n".join(verifier_requirements(spec.suite)) + "\n")
+    if wheel is not None:
+        shutil.copy2(wheel, tests / wheel.name)
+    (tests / "Dockerfile").write_text(verifier_dockerfile(
+        spec.suite, wheel.name if wheel else None, ["test.sh", "spec.json"]))
+    solution = task_dir / "solution"
+    solution.mkdir()
+    (solution / "solve.sh").write_text(
+        "#!/bin/sh\n# A live episode has no file answer to replay: its oracle must call "
+        "the MCP tools.\nexit 0\n")
+    (solution / "solve.sh").chmod(0o755)
+    return ExportedTask(task_dir, spec, "sidecar", notes=[
+        "live tools in an MCP sidecar: needs Docker Compose; solve.sh does not solve it"])
+
+
+def _version(name: str) -> str:
+    from importlib import metadata
+
+    return metadata.version(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("spec")
+    parser.add_argument("record")
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, default=PORT)
+    args = parser.parse_args(argv)
+    spec: dict[str, Any] = json.loads(Path(args.spec).read_text())
+    # uvicorn turns SIGTERM into a clean shutdown, after which the record is written
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    serve_http(EpisodeSpec(**spec), Path(args.record), host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""The verifier of an exported file task: `python -m discoverygym.adapters.harbor.verify
+/tests/spec.json`, run in the task's verifier image after the agent has finished.
+
+It rebuilds the episode from its spec (suite, task, seed, options) with the same
+discoverygym version, copies the files the agent left in its output folders into the
+episode's own, submits the answer file's arguments through the episode's `submit` tool
+and writes Harbor's reward.json (`reward` is 1 for a pass, else 0; `score` is the
+episode's score) and the full record beside it. Everything the agent left is hostile:
+it is read without following links, with caps on size, depth and count, and a refused
+file is a failed record that says why, never a crash."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...core import EpisodeRecord, EpisodeSpec
+from ...core.bounded import UnsafeInput, clip, loads
+from ...core.safe_paths import Caps, UnsafePath, read_beneath, snapshot_tree, write_beneath
+from . import layout
+
+#: Caps on what the agent may leave in an output folder.
+OUTPUT_CAPS = Caps(max_files=2_000, max_total_bytes=256 * 1024 * 1024,
+                   max_file_bytes=64 * 1024 * 1024)
+
+
+class Refused(ValueError):
+    """Something the agent left that the verifier will not read; the message says why."""
+
+
+def _inside(root: Path, container_path: str) -> Path:
+    return root / container_path.lstrip("/")
+
+
+def read_answer(path: Path) -> dict[str, Any]:
+    """The `submit` arguments in the answer file at `path`: a regular file (no link), at
+    most MAX_ANSWER_BYTES, bounded JSON holding one object."""
+    try:
+        raw = read_beneath(path.parent, path.name, layout.MAX_ANSWER_BYTES)
+    except FileNotFoundError as exc:
+        raise Refused(f"no answer file at {layout.ANSWER}") from exc
+    except (UnsafePath, OSError) as exc:
+        raise Refused(f"the answer file was refused: {clip(str(exc), 300)}") from exc
+    try:
+        value = loads(raw, what="the answer file")
+    except UnsafeInput as exc:
+        raise Refused(f"the answer file was refused: {clip(str(exc), 300)}") from exc
+    if not isinstance(value, dict):
+        raise Refused("the answer file must hold one JSON object (the submit arguments), "
+                      f"not a JSON {type(value).__name__}")
+    return value
+
+
+def copy_outputs(src: Path, dst: str) -> list[str]:
+    """Copy the regular files the agent left in `src` into the episode's folder `dst`,
+    never following a link; returns what was left out and why."""
+    if not src.is_dir() or src.is_symlink():
+        return []
+    with tempfile.TemporaryDirectory(prefix="dg-harbor-outputs-") as tmp:
+        try:
+            snap = snapshot_tree(src, Path(tmp) / "copy", OUTPUT_CAPS)
+        except (UnsafePath, OSError) as exc:
+            raise Refused(f"the output folder was refused: {clip(str(exc), 300)}") from exc
+        for rel in snap.files:
+            write_beneath(dst, rel, (snap.root / rel).read_bytes())
+        return [f"{path} ({why})" for path, why in snap.refused]
+
+
+def sidecar_record(conf: dict[str, Any], root: Path) -> EpisodeRecord:
+    """The record the episode's MCP sidecar wrote (a live task), checked to be the
+    episode the task names; a missing or foreign record is a failed one."""
+    spec = EpisodeSpec(**conf["spec"])
+    path = _inside(root, conf["record"])
+    try:
+        data = loads(read_beneath(path.parent, path.name, 16_000_000), what="the record")
+        record = EpisodeRecord.from_dict(data)
+        if (record.suite, record.task_id, record.seed) != (spec.suite, spec.task_id, spec.seed):
+            raise Refused("the record is of another episode")
+        return record
+    except (OSError, UnsafePath, UnsafeInput, Refused, TypeError, ValueError) as exc:
+        episode = spec.build()
+        episode.end()
+        return episode.record(agent="harbor", error="no usable record from the episode's "
+                              f"sidecar: {clip(str(exc), 300)}")
+
+
+def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
+    """Score the files under `root` (the verifier container's root, or a stand-in) for
+    the episode `conf["spec"]` names. Never raises for anything the agent left."""
+    if conf.get("record"):
+        return sidecar_record(conf, root)
+    spec = EpisodeSpec(**conf["spec"])
+    episode = spec.build()
+    problems: list[str] = []
+    rw = episode.sandbox_dirs().get("rw", [])
+    try:
+        for folder, target in zip(conf.get("outputs", []), rw, strict=False):
+            left_out = copy_outputs(_inside(root, folder), str(target))
+            if left_out:
+                problems.append("left out of the outputs: " + clip("; ".join(left_out), 300))
+        if conf.get("answer"):
+            args = read_answer(_inside(root, conf["answer"]))
+        else:
+            args = {}
+        result = episode.call("submit", args)
+        if result.is_error:
+            problems.append(f"the submission was refused: {clip(result.text, 300)}")
+    except Refused as exc:
+        problems.append(str(exc))
+    if not episode.done:
+        episode.end()
+    return episode.record(agent="harbor", error="; ".join(problems) or None)
+
+
+def write_reward(record: EpisodeRecord, logs: Path) -> None:
+    """reward.json (what Harbor reads: numbers only) and record.json (the whole record,
+    reason included) in Harbor's verifier folder."""
+    logs.mkdir(parents=True, exist_ok=True)
+    reward = {"reward": 1.0 if record.passed else 0.0, "score": float(record.score)}
+    (logs / "record.json").write_text(record.to_json() + "\n")
+    (logs / "reward.json").write_text(json.dumps(reward) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    conf = json.loads(Path(args[0] if args else layout.SPEC).read_text())
+    if conf.get("discoverygym_version") != __version__:
+        print(f"warning: the task was exported with discoverygym "
+              f"{conf.get('discoverygym_version')}, this is {__version__}", file=sys.stderr)
+    record = verify(conf)
+    write_reward(record, Path(conf.get("logs", layout.VERIFIER_LOGS)))
+    print(f"discoverygym verdict: passed={record.passed} score={record.score:.6g} "
+          f"error={record.error or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
