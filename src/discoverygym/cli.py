@@ -429,6 +429,11 @@ def _mount_subcommands() -> None:
 
 _mount_subcommands()
 
+# `discoverygym export harbor ...`: task exporters live with their adapters.
+from .adapters.harbor.cli import export_app  # noqa: E402
+
+app.add_typer(export_app, name="export")
+
 
 def main() -> None:  # pragma: no cover
     app()
