@@ -113,7 +113,11 @@ def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
         problems.append(str(exc))
     if not episode.done:
         episode.end()
-    return episode.record(agent="harbor", error="; ".join(problems) or None)
+    reason = "; ".join(problems) or None
+    record = episode.record(agent="harbor", error=reason)
+    if reason and reason not in (record.error or ""):  # the suite's own reason came first
+        record.error = f"{record.error}; {reason}"
+    return record
 
 
 def write_reward(record: EpisodeRecord, logs: Path) -> None:

@@ -1,0 +1,302 @@
+"""Harbor export without Harbor: the file layout, the truth kept out of what the agent
+gets, the task's own verifier on the oracle's files, no answer and hostile answers,
+and the MCP sidecar of a live task driven by an MCP client over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from discoverygym.adapters.harbor import export_tasks, layout
+from discoverygym.adapters.harbor.verify import verify, write_reward
+from discoverygym.core import EpisodeSpec, get_suite
+
+GRAVITY = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "full-obs"})
+PACKAGES = EpisodeSpec("packages", "binary-drag-timescale", 0, {})
+LIVE = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "budget-obs-100"})
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("harbor")
+    tasks = export_tasks("gravity", out, specs=[GRAVITY, LIVE])
+    tasks += export_tasks("packages", out, specs=[PACKAGES])
+    return {(t.spec.suite, t.kind): t for t in tasks}
+
+
+def _conf(task) -> dict:
+    return json.loads((task.path / "tests" / "spec.json").read_text())
+
+
+def _truth(task):
+    """The truth the task is scored against, from a scored record: the oracle's files
+    through the task's verifier (file tasks) or any answer (live tasks)."""
+    if task.spec.suite == "packages":  # the reference values the oracle writes
+        return sorted(json.loads(p.read_text())["tau_s"]
+                      for p in (task.path / "solution").rglob("answer.json")
+                      if "output0" in p.parts)
+    if task.kind == "sidecar":
+        episode = task.spec.build()
+        episode.call("submit", {"answer": 1.0})
+        return episode.record().truth
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        solution = task.path / "solution"
+        shutil.copytree(solution, root / "app", ignore=shutil.ignore_patterns("solve.sh"))
+        for i, folder in enumerate(_conf(task)["outputs"]):
+            (root / "app" / f"output{i}").rename(root / folder.lstrip("/"))
+        return verify(_conf(task), root=root).truth
+
+
+def _agent_files(task_dir: Path) -> list[Path]:
+    """Everything the agent's container is built from, and its instruction."""
+    files = [p for p in (task_dir / "environment").rglob("*") if p.is_file()]
+    return files + [task_dir / "instruction.md"]
+
+
+def test_suites_declare_single_submit_episodes():
+    assert get_suite("gravity").single_submit(GRAVITY)
+    assert not get_suite("gravity").single_submit(LIVE)
+    assert get_suite("packages").single_submit(PACKAGES)
+    assert not get_suite("packages").single_submit(
+        EpisodeSpec("packages", "x", 0, {"packages": "/somewhere"}))
+    mad = get_suite("mad").default_episodes()[0]
+    assert not get_suite("mad").single_submit(mad)
+
+
+def test_file_task_layout(exported):
+    task = exported[("gravity", "file")]
+    root = task.path
+    for rel in ("task.toml", "instruction.md", "environment/Dockerfile",
+                "environment/workspace/df.csv", "environment/workspace/load_workspace.py",
+                "tests/test.sh", "tests/Dockerfile", "tests/spec.json",
+                "solution/solve.sh", "solution/answer.json"):
+        assert (root / rel).is_file(), rel
+    toml = (root / "task.toml").read_text()
+    assert 'environment_mode = "separate"' in toml and 'network_mode = "no-network"' in toml
+    assert 'user = "agent"' in toml and layout.ANSWER in toml
+    instruction = (root / "instruction.md").read_text()
+    assert layout.ANSWER in instruction and '"answer"' in instruction
+    assert "discoverygym" not in (root / "environment" / "Dockerfile").read_text()
+    assert "discoverygym==" in (root / "tests" / "Dockerfile").read_text()
+    assert os.access(root / "solution" / "solve.sh", os.X_OK)
+    assert task.oracle == "expert-adaptive" and task.oracle_passed is True
+
+
+def test_workspace_files_rebuild_the_workspace(exported):
+    import pandas as pd
+
+    folder = exported[("gravity", "file")].path / "environment" / "workspace"
+    episode = GRAVITY.build()
+    frame = next(v for v in episode.workspace().values() if isinstance(v, pd.DataFrame))
+    name = next(k for k, v in episode.workspace().items() if isinstance(v, pd.DataFrame))
+    loaded = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(folder)!r});"
+                             f"from load_workspace import *; print({name}.shape, G_SI)"],
+                            capture_output=True, text=True, check=True).stdout
+    assert str(frame.shape) in loaded and "6.674e-11" in loaded
+
+
+def test_truth_never_in_what_the_agent_gets(exported):
+    for key in (("gravity", "file"), ("packages", "file"), ("gravity", "sidecar")):
+        task = exported[key]
+        truth = _truth(task)
+        assert truth is not None
+        needles = {json.dumps(truth), repr(truth)}
+        for value in truth if isinstance(truth, list) else [truth]:
+            if isinstance(value, float):
+                needles |= {repr(value), f"{value:.6g}", f"{value:.6e}"}
+        for path in _agent_files(task.path):
+            text = path.read_text(errors="replace")
+            for needle in needles:
+                assert needle not in text, (path, needle)
+            assert "spec.json" not in path.name or "episode" in path.parts
+
+
+def test_packages_outputs_are_the_answer(exported, tmp_path):
+    task = exported[("packages", "file")]
+    conf = _conf(task)
+    assert conf["answer"] is None and conf["outputs"] == [layout.output_dir(0)]
+    assert "/app/output" in (task.path / "task.toml").read_text()
+    assert task.oracle_passed is True
+    workspace = json.loads((task.path / "environment/workspace/workspace.json").read_text())
+    assert workspace["DATA_DIR"] == layout.data_dir(0)
+    assert workspace["OUTPUT_DIR"] == layout.output_dir(0)
+    # nothing left in the output folder: a failed record that names no crash
+    (tmp_path / "app" / "output").mkdir(parents=True)
+    record = verify(conf, root=tmp_path)
+    assert not record.passed and "internal error" not in (record.error or "")
+
+
+def _root_with_answer(tmp_path: Path, content: bytes | None = None) -> Path:
+    app = tmp_path / "app"
+    app.mkdir(parents=True)
+    if content is not None:
+        (app / "answer.json").write_bytes(content)
+    return tmp_path
+
+
+def test_oracle_answer_passes_and_writes_reward(exported, tmp_path):
+    task = exported[("gravity", "file")]
+    root = _root_with_answer(tmp_path, (task.path / "solution/answer.json").read_bytes())
+    record = verify(_conf(task), root=root)
+    assert record.passed and record.error is None
+    write_reward(record, tmp_path / "logs")
+    assert json.loads((tmp_path / "logs" / "reward.json").read_text())["reward"] == 1.0
+    assert json.loads((tmp_path / "logs" / "record.json").read_text())["passed"] is True
+
+
+def test_no_answer_scores_zero_with_the_reason(exported, tmp_path):
+    record = verify(_conf(exported[("gravity", "file")]), root=_root_with_answer(tmp_path))
+    assert not record.passed and record.score == 0
+    assert "no answer file" in record.error
+    write_reward(record, tmp_path / "logs")
+    assert json.loads((tmp_path / "logs" / "reward.json").read_text())["reward"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["symlink", "huge", "deep", "big-int", "list", "wrong-schema",
+                                  "fifo"])
+def test_hostile_answer_files_score_zero_with_a_reason(exported, tmp_path, kind):
+    task = exported[("gravity", "file")]
+    good = (task.path / "solution/answer.json").read_bytes()
+    root = _root_with_answer(tmp_path)
+    answer = root / "app" / "answer.json"
+    secret = tmp_path / "oracle-answer.json"
+    secret.write_bytes(good)  # a file that would pass, reachable only through the link
+    if kind == "symlink":
+        answer.symlink_to(secret)
+    elif kind == "huge":
+        answer.write_bytes(good[:-2] + b" " * 10_000_000 + b"}\n")
+    elif kind == "deep":
+        answer.write_text('{"answer": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif kind == "big-int":
+        answer.write_text('{"answer": 1' + "0" * 400 + "}")
+    elif kind == "list":
+        answer.write_text("[1.0]")
+    elif kind == "wrong-schema":
+        answer.write_text('{"answer": "one year"}')
+    elif kind == "fifo":
+        os.mkfifo(answer)
+    started = time.monotonic()
+    record = verify(_conf(task), root=root)
+    assert time.monotonic() - started < 30
+    assert not record.passed and record.score == 0
+    reasons = {"symlink": "symbolic link", "huge": "bytes", "deep": "nested",
+               "big-int": "digits", "list": "one JSON object", "wrong-schema": "refused",
+               "fifo": "FIFO"}
+    assert reasons[kind] in record.error, record.error
+
+
+def test_hostile_outputs_are_left_out(exported, tmp_path):
+    task = exported[("packages", "file")]
+    out = tmp_path / "app" / "output"
+    shutil.copytree(task.path / "solution" / "output0", out)
+    for i, target in enumerate(sorted(out.rglob("answer.json"))):
+        secret = tmp_path / f"elsewhere{i}.json"  # files that would pass, reached by links
+        secret.write_bytes(target.read_bytes())
+        target.unlink()
+        target.symlink_to(secret)
+    record = verify(_conf(task), root=tmp_path)
+    assert not record.passed
+    assert "left out of the outputs" in record.error and "symbolic link" in record.error
+
+
+def test_sidecar_task_declares_its_mcp_server(exported):
+    task = exported[("gravity", "sidecar")]
+    toml = (task.path / "task.toml").read_text()
+    assert "[[environment.mcp_servers]]" in toml and "streamable-http" in toml
+    assert "[[verifier.collect]]" in toml
+    compose = (task.path / "environment" / "docker-compose.yaml").read_text()
+    assert "episode:" in compose and "discoverygym.adapters.harbor.sidecar" in compose
+    assert "discoverygym" not in (task.path / "environment" / "Dockerfile").read_text()
+    assert (task.path / "environment" / "episode" / "spec.json").is_file()
+
+
+def test_missing_sidecar_record_scores_zero(exported, tmp_path):
+    record = verify(_conf(exported[("gravity", "sidecar")]), root=tmp_path)
+    assert not record.passed and "no usable record" in record.error
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sidecar_serves_the_live_episode_over_http(exported, tmp_path):
+    """The sidecar of a budgeted task: an MCP client observes and submits over HTTP, the
+    server writes the record when the episode ends, and the task's verifier scores it."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    task = exported[("gravity", "sidecar")]
+    spec_file = task.path / "environment" / "episode" / "spec.json"
+    record_path = tmp_path / "record" / "record.json"
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
+                               str(spec_file), str(record_path), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
+
+    async def play() -> list[str]:
+        for _ in range(100):  # wait for the port
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                await anyio.sleep(0.1)
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                names = [t.name for t in (await session.list_tools()).tools]
+                seen = await session.call_tool("observe", {"times": [0.0, 1e9]})
+                assert not seen.is_error
+                await session.call_tool("submit", {"answer": 1.0})
+                return names
+
+    try:
+        names = anyio.run(play)
+        for _ in range(50):
+            if record_path.exists():
+                break
+            time.sleep(0.1)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert "observe" in names and "submit" in names and "python" not in names
+    written = json.loads(record_path.read_text())
+    assert written["usage"]["observations"] == 2 and written["answer"] == 1.0
+    conf = _conf(task)
+    root = tmp_path / "verifier"
+    (root / "record").mkdir(parents=True)
+    shutil.copy2(record_path, root / "record" / "record.json")
+    record = verify(conf, root=root)
+    assert record.passed is False and record.answer == 1.0 and record.error is None
+
+
+def test_cli_export(tmp_path):
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    result = CliRunner().invoke(app, ["export", "harbor", "gravity", str(tmp_path / "out"),
+                                      "--protocol", "full-obs", "--tasks", "period",
+                                      "--worlds", "A,B"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "gravity-period-full-obs-leak-free-a-s0", "gravity-period-full-obs-leak-free-b-s0"]
+    assert "oracle passes 2" in result.output
+    bad = CliRunner().invoke(app, ["export", "harbor", "gravity", str(tmp_path / "x"),
+                                   "--no-such-option", "1"])
+    assert bad.exit_code == 2 and "no option" in bad.output
