@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...core import EpisodeSpec, calibration_table, get_suite, make_agent, play_agent
+from ...core import EpisodeRecord, EpisodeSpec, calibration_table, get_suite, make_agent, play_agent
 from ...core.safe_paths import snapshot_tree
 from . import layout
 
@@ -42,6 +42,7 @@ class ExportedTask:
     kind: str  # "file" or "sidecar"
     oracle: str | None = None
     oracle_passed: bool | None = None
+    oracle_score: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -309,7 +310,7 @@ def write_solution(task_dir: Path, run: OracleRun, outputs: list[str]) -> None:
     (solution / "solve.sh").chmod(0o755)
 
 
-def replay_solution(task_dir: Path, conf: dict[str, Any]) -> bool:
+def replay_solution(task_dir: Path, conf: dict[str, Any]) -> EpisodeRecord:
     """Score solution/ with the task's own verifier, in this process: what solve.sh
     leaves in the agent's container, placed under a private root."""
     from .verify import verify
@@ -325,7 +326,7 @@ def replay_solution(task_dir: Path, conf: dict[str, Any]) -> bool:
             src = solution / f"output{i}"
             shutil.copytree(src, root / folder.lstrip("/"), dirs_exist_ok=True) if src.exists() \
                 else (root / folder.lstrip("/")).mkdir(parents=True, exist_ok=True)
-        return verify(conf, root=root).passed
+        return verify(conf, root=root)
 
 
 # ---- one task -------------------------------------------------------------------------
@@ -373,7 +374,8 @@ def export_file_task(spec: EpisodeSpec, task_dir: Path, *, oracle: str | None,
     with tempfile.TemporaryDirectory(prefix="dg-harbor-oracle-") as scratch:
         run = play_oracle(spec, oracle, Path(scratch))
         write_solution(task_dir, run, outputs)
-    task.oracle_passed = replay_solution(task_dir, conf)
+    replayed = replay_solution(task_dir, conf)
+    task.oracle_passed, task.oracle_score = replayed.passed, replayed.score
     if not run.passed:
         task.notes.append(f"the oracle {oracle!r} fails this episode in discoverygym too")
     return task
