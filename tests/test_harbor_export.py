@@ -300,3 +300,29 @@ def test_cli_export(tmp_path):
     bad = CliRunner().invoke(app, ["export", "harbor", "gravity", str(tmp_path / "x"),
                                    "--no-such-option", "1"])
     assert bad.exit_code == 2 and "no option" in bad.output
+
+
+def test_sidecar_writes_the_record_when_stopped_without_an_answer(exported, tmp_path):
+    """What the collect hook does when the agent never submitted: SIGTERM, and the
+    server writes a failed record that says why before it exits."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    task = exported[("gravity", "sidecar")]
+    record_path = tmp_path / "record.json"
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
+                               str(task.path / "environment" / "episode" / "spec.json"),
+                               str(record_path), "--host", "127.0.0.1", "--port", str(port)])
+    try:
+        for _ in range(200):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        server.terminate()
+        assert server.wait(timeout=30) is not None
+    finally:
+        server.kill()
+    written = json.loads(record_path.read_text())
+    assert written["passed"] is False and "without an answer" in written["error"]

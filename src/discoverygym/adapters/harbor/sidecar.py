@@ -32,20 +32,26 @@ from .export import (
 SERVICE = "episode"
 PORT = 8000
 RECORD = "/record/record.json"
+PID_FILE = "/record/server.pid"
 
+# Harbor's own compose file defines `main` (the agent's image, from ./Dockerfile); this
+# one adds the sidecar.
 COMPOSE = f"""services:
   main:
-    build:
-      context: .
-    command: ["sleep", "infinity"]
     depends_on:
       - {SERVICE}
   {SERVICE}:
     build:
       context: ./{SERVICE}
-    command: ["python", "-m", "discoverygym.adapters.harbor.sidecar", "/episode/spec.json",
-              "{RECORD}", "--port", "{PORT}"]
+    # the server is not PID 1: when the collect hook stops it (and it writes the record),
+    # the container stays up for Harbor to copy the record out
+    command: ["sh", "-c", "python -m discoverygym.adapters.harbor.sidecar /episode/spec.json {RECORD} --port {PORT} & echo $$! > {PID_FILE}; wait; sleep infinity"]
 """
+
+#: The collect hook: stop the server and wait (bounded by the hook's timeout) until it
+#: has exited, i.e. written the record.
+COLLECT = (f"kill -TERM $(cat {PID_FILE}); "
+           f"while kill -0 $(cat {PID_FILE}) 2>/dev/null; do sleep 0.2; done")
 
 
 def serve_http(spec: EpisodeSpec, record_path: Path, *, host: str = "0.0.0.0",
@@ -59,8 +65,13 @@ def serve_http(spec: EpisodeSpec, record_path: Path, *, host: str = "0.0.0.0",
     episode = spec.build()
     bound = build_server(episode, record_path, interpreter=False, agent_name="harbor")
     app = bound.server.streamable_http_app(host=host, stateless_http=False)
+    # uvicorn turns SIGTERM into a clean shutdown, then raises the signal again under the
+    # handler it found; a no-op one lets the record below be written before we exit
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        # a client still connected must not hold the shutdown (and the record) forever
+        uvicorn.run(app, host=host, port=port, log_level="warning",
+                    timeout_graceful_shutdown=3)
     finally:
         bound.close(None if episode.answered else "the agent finished without an answer")
 
@@ -82,7 +93,7 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
     extra = ("\n[[environment.mcp_servers]]\n" 'name = "discoverygym"\n'
              'transport = "streamable-http"\n' f'url = "http://{SERVICE}:{PORT}/mcp"\n'
              "\n[[verifier.collect]]\n" f'service = "{SERVICE}"\n'
-             'command = "kill -TERM 1; sleep 2"\n')
+             f"command = {json.dumps(COLLECT)}\n")
     toml = task_toml(name, spec, f"discoverygym {spec.suite} task {spec.task_id} "
                      "(live tools, MCP sidecar; needs Docker)",
                      artifacts=[], agent_timeout_s=3600.0, extra=extra)
@@ -143,8 +154,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args(argv)
     spec: dict[str, Any] = json.loads(Path(args.spec).read_text())
-    # uvicorn turns SIGTERM into a clean shutdown, after which the record is written
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     serve_http(EpisodeSpec(**spec), Path(args.record), host=args.host, port=args.port)
     return 0
 
