@@ -326,3 +326,61 @@ def test_sidecar_writes_the_record_when_stopped_without_an_answer(exported, tmp_
         server.kill()
     written = json.loads(record_path.read_text())
     assert written["passed"] is False and "without an answer" in written["error"]
+
+
+def test_output_folder_replaced_by_a_link_is_refused(exported, tmp_path):
+    task = exported[("packages", "file")]
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(task.path / "solution" / "output0", elsewhere)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "output").symlink_to(elsewhere)
+    record = verify(_conf(task), root=tmp_path)
+    assert not record.passed and "is a symbolic link" in record.error
+
+
+#: Import names of the distributions optional extras bring, for the test below.
+OPTIONAL_IMPORTS = {"astropy": "astropy", "celerite2": "celerite2", "dynesty": "dynesty",
+                    "jax": "jax", "pillow": "PIL", "sympy": "sympy", "pyyaml": "yaml",
+                    "pyarrow": "pyarrow", "inspect-ai": "inspect_ai", "openai": "openai",
+                    "duckdb": "duckdb", "matplotlib": "matplotlib", "mcp": "mcp",
+                    "gymnasium": "gymnasium", "ray": "ray", "fastapi": "fastapi",
+                    "uvicorn": "uvicorn", "httpx": "httpx"}
+
+BLOCKING_VERIFIER = """
+import json, sys
+from pathlib import Path
+blocked = set(json.loads(sys.argv[1]))
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ImportError(f"{name} is not in the verifier image")
+sys.meta_path.insert(0, Block())
+from discoverygym.adapters.harbor.verify import verify
+record = verify(json.loads(Path(sys.argv[2]).read_text()), root=Path(sys.argv[3]))
+print(json.dumps({"passed": record.passed, "error": record.error}))
+"""
+
+
+def test_verifier_needs_only_its_pinned_requirements(exported, tmp_path):
+    """The verifier image installs tests/requirements.txt and nothing else: with every
+    other optional library unimportable, the oracle's files still pass."""
+    tasks = [exported[("gravity", "file")], exported[("packages", "file")]]
+    tasks += export_tasks("tpbench", tmp_path / "more", specs=[
+        EpisodeSpec("tpbench", get_suite("tpbench").default_episodes()[0].task_id, 0, {})])
+    tasks += export_tasks("stargazer", tmp_path / "more", specs=[
+        EpisodeSpec("stargazer", "easy-000", 0, {"mode": "v2"})])
+    for task in tasks:
+        pinned = {line.split("==")[0].lower() for line in
+                  (task.path / "tests" / "requirements.txt").read_text().split()}
+        blocked = [mod for dist, mod in OPTIONAL_IMPORTS.items() if dist not in pinned]
+        root = tmp_path / f"root-{task.path.name}"
+        shutil.copytree(task.path / "solution", root / "app",
+                        ignore=shutil.ignore_patterns("solve.sh"))
+        for i, folder in enumerate(_conf(task)["outputs"]):
+            (root / "app" / f"output{i}").rename(root / folder.lstrip("/"))
+        done = subprocess.run([sys.executable, "-c", BLOCKING_VERIFIER, json.dumps(blocked),
+                               str(task.path / "tests" / "spec.json"), str(root)],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (task.path.name, done.stderr[-2000:])
+        verdict = json.loads(done.stdout.strip().splitlines()[-1])
+        assert verdict == {"passed": True, "error": None}, (task.path.name, verdict)

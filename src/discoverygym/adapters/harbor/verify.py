@@ -58,7 +58,9 @@ def read_answer(path: Path) -> dict[str, Any]:
 def copy_outputs(src: Path, dst: str) -> list[str]:
     """Copy the regular files the agent left in `src` into the episode's folder `dst`,
     never following a link; returns what was left out and why."""
-    if not src.is_dir() or src.is_symlink():
+    if src.is_symlink():
+        raise Refused(f"the output folder {src.name!r} is a symbolic link; nothing was read")
+    if not src.is_dir():
         return []
     with tempfile.TemporaryDirectory(prefix="dg-harbor-outputs-") as tmp:
         try:
