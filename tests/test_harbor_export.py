@@ -384,3 +384,20 @@ def test_verifier_needs_only_its_pinned_requirements(exported, tmp_path):
         assert done.returncode == 0, (task.path.name, done.stderr[-2000:])
         verdict = json.loads(done.stdout.strip().splitlines()[-1])
         assert verdict == {"passed": True, "error": None}, (task.path.name, verdict)
+
+
+def test_a_plugin_suite_exports_through_the_registry(tmp_path):
+    """The exporter names no suite: a suite registered from outside (the toy plugin, a
+    budgeted guessing game that declares no single-submit episodes) exports as live
+    tasks."""
+    tests = Path(__file__).parent
+    env = {**os.environ, "DISCOVERYGYM_PLUGINS": "toy_suite",
+           "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "discoverygym.cli", "export", "harbor", "toy",
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = sorted(tmp_path.iterdir())
+    assert [t.name for t in tasks] == [f"toy-guess-10-s{seed}" for seed in range(4)]
+    for task in tasks:
+        assert "[[environment.mcp_servers]]" in (task / "task.toml").read_text()
+        assert json.loads((task / "tests" / "spec.json").read_text())["spec"]["suite"] == "toy"
