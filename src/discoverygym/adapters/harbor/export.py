@@ -63,7 +63,7 @@ def python_image() -> str:
     return f"python:{v.major}.{v.minor}.{v.micro}-slim"
 
 
-def _pins(names: list[str]) -> list[str]:
+def pins(names: list[str]) -> list[str]:
     """`name==version` for each distribution installed here (missing ones left out)."""
     pins = []
     for name in names:
@@ -85,7 +85,7 @@ def verifier_requirements(suite: str) -> list[str]:
         marker = req.partition(";")[2]
         if not marker or (suite in extras and f'extra == "{suite}"' in marker):
             wanted.append(name)
-    return _pins(sorted(set(wanted)))
+    return pins(sorted(set(wanted)))
 
 
 # ---- the workspace as files ----------------------------------------------------------
@@ -187,10 +187,15 @@ def instruction(prompt: str, variables: list[str], data: list[str], outputs: lis
 
 
 def _toml_value(value: Any) -> str:
-    return json.dumps(value)  # a JSON string, number, bool or array of them is valid TOML
+    """A TOML value: a JSON string, number or bool is one; arrays and tables are built."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
-def task_toml(name: str, spec: EpisodeSpec, description: str, *, artifacts: list[str],
+def task_toml(name: str, spec: EpisodeSpec, description: str, *, artifacts: list[Any],
               agent_timeout_s: float, extra: str = "") -> str:
     """task.toml of an exported task. The agent runs as the unprivileged user `agent`;
     the verifier in its own image with no network."""
@@ -214,7 +219,7 @@ def agent_dockerfile(copies: list[tuple[str, str]], writable: list[str]) -> str:
     """The agent's image: Python with the interpreter tool's libraries (pinned), an
     unprivileged user, the workspace and data folders; no discoverygym."""
     lines = [f"FROM {python_image()}",
-             f"RUN pip install --no-cache-dir {' '.join(_pins(list(AGENT_LIBRARIES)))}",
+             f"RUN pip install --no-cache-dir {' '.join(pins(list(AGENT_LIBRARIES)))}",
              "RUN useradd --create-home agent", f"WORKDIR {layout.APP}"]
     lines += [f"COPY {src} {dst}" for src, dst in copies]
     if writable:
@@ -323,9 +328,10 @@ def replay_solution(task_dir: Path, conf: dict[str, Any]) -> EpisodeRecord:
         if (solution / "answer.json").exists():
             shutil.copy2(solution / "answer.json", root / layout.ANSWER.lstrip("/"))
         for i, folder in enumerate(conf["outputs"]):
-            src = solution / f"output{i}"
-            shutil.copytree(src, root / folder.lstrip("/"), dirs_exist_ok=True) if src.exists() \
-                else (root / folder.lstrip("/")).mkdir(parents=True, exist_ok=True)
+            target = root / folder.lstrip("/")
+            target.mkdir(parents=True)
+            if (solution / f"output{i}").exists():
+                shutil.copytree(solution / f"output{i}", target, dirs_exist_ok=True)
         return verify(conf, root=root)
 
 

@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...core import EpisodeSpec
+from ...core import EpisodeSpec, get_suite
 from . import layout
 from .export import (
     ExportedTask,
+    pins,
     python_image,
     task_toml,
     verifier_dockerfile,
     verifier_requirements,
+    write_tests,
 )
 
 SERVICE = "episode"
@@ -96,9 +98,8 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
              f"command = {json.dumps(COLLECT)}\n")
     toml = task_toml(name, spec, f"discoverygym {spec.suite} task {spec.task_id} "
                      "(live tools, MCP sidecar; needs Docker)",
-                     artifacts=[], agent_timeout_s=3600.0, extra=extra)
-    toml = toml.replace("artifacts = []",
-                        f'artifacts = [{{source = "{RECORD}", service = "{SERVICE}"}}]')
+                     artifacts=[{"source": RECORD, "service": SERVICE}],
+                     agent_timeout_s=get_suite(spec.suite).agent_limits.time_s, extra=extra)
     (task_dir / "task.toml").write_text(toml)
     env = task_dir / "environment"
     (env / SERVICE).mkdir(parents=True)
@@ -107,10 +108,9 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
     (env / "docker-compose.yaml").write_text(COMPOSE)
     side = env / SERVICE
     (side / "spec.json").write_text(json.dumps(spec.to_dict()) + "\n")
+    # the server's own libraries (discoverygym's `mcp` and `server` extras), pinned too
     (side / "requirements.txt").write_text(
-        "\n".join(verifier_requirements(spec.suite) + ["mcp==" + _version("mcp"),
-                                                       "uvicorn==" + _version("uvicorn")])
-        + "\n")
+        "\n".join(verifier_requirements(spec.suite) + pins(["mcp", "uvicorn"])) + "\n")
     if wheel is not None:
         shutil.copy2(wheel, side / wheel.name)
     dockerfile = verifier_dockerfile(spec.suite, wheel.name if wheel else None, [])
@@ -119,17 +119,7 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
                                      + "RUN mkdir -p /record\n")
     conf = {"spec": spec.to_dict(), "discoverygym_version": __version__, "record": RECORD,
             "logs": layout.VERIFIER_LOGS}
-    tests = task_dir / "tests"
-    tests.mkdir()
-    (tests / "spec.json").write_text(json.dumps(conf, indent=1) + "\n")
-    from .export import TEST_SH
-    (tests / "test.sh").write_text(TEST_SH)
-    (tests / "test.sh").chmod(0o755)
-    (tests / "requirements.txt").write_text("\n".join(verifier_requirements(spec.suite)) + "\n")
-    if wheel is not None:
-        shutil.copy2(wheel, tests / wheel.name)
-    (tests / "Dockerfile").write_text(verifier_dockerfile(
-        spec.suite, wheel.name if wheel else None, ["test.sh", "spec.json"]))
+    write_tests(task_dir, spec.suite, conf, wheel)
     solution = task_dir / "solution"
     solution.mkdir()
     (solution / "solve.sh").write_text(
@@ -138,12 +128,6 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
     (solution / "solve.sh").chmod(0o755)
     return ExportedTask(task_dir, spec, "sidecar", notes=[
         "live tools in an MCP sidecar: needs Docker Compose; solve.sh does not solve it"])
-
-
-def _version(name: str) -> str:
-    from importlib import metadata
-
-    return metadata.version(name)
 
 
 def main(argv: list[str] | None = None) -> int:
