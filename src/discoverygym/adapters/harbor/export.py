@@ -228,7 +228,7 @@ def agent_dockerfile(copies: list[tuple[str, str]], writable: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def verifier_dockerfile(suite: str, wheel: str | None, files: list[str]) -> str:
+def verifier_dockerfile(wheel: str | None, files: list[str]) -> str:
     """The verifier's image: discoverygym at this exact version (from `wheel` where given,
     else the package index) with its requirements pinned as installed here."""
     source = f"/tmp/{wheel}" if wheel else f"discoverygym=={__version__}"
@@ -258,7 +258,7 @@ def write_tests(task_dir: Path, suite: str, conf: dict[str, Any], wheel: Path | 
     if wheel is not None:
         shutil.copy2(wheel, tests / wheel.name)
     (tests / "Dockerfile").write_text(verifier_dockerfile(
-        suite, wheel.name if wheel else None, ["test.sh", "spec.json"]))
+        wheel.name if wheel else None, ["test.sh", "spec.json"]))
 
 
 # ---- the oracle's solution ------------------------------------------------------------

@@ -113,7 +113,7 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
         "\n".join(verifier_requirements(spec.suite) + pins(["mcp", "uvicorn"])) + "\n")
     if wheel is not None:
         shutil.copy2(wheel, side / wheel.name)
-    dockerfile = verifier_dockerfile(spec.suite, wheel.name if wheel else None, [])
+    dockerfile = verifier_dockerfile(wheel.name if wheel else None, [])
     (side / "Dockerfile").write_text(dockerfile.replace("WORKDIR /tests", "WORKDIR /episode")
                                      + "COPY spec.json /episode/spec.json\n"
                                      + "RUN mkdir -p /record\n")
