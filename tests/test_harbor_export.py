@@ -401,3 +401,19 @@ def test_a_plugin_suite_exports_through_the_registry(tmp_path):
     for task in tasks:
         assert "[[environment.mcp_servers]]" in (task / "task.toml").read_text()
         assert json.loads((task / "tests" / "spec.json").read_text())["spec"]["suite"] == "toy"
+
+
+def test_wheel_goes_into_the_verifier_image(tmp_path):
+    """Until discoverygym is on the package index, --wheel puts the exact build into the
+    verifier's image (and a live task's sidecar)."""
+    wheel = tmp_path / "discoverygym-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip: only copied here
+    file_task, live = export_tasks("gravity", tmp_path / "out", specs=[GRAVITY, LIVE],
+                                   wheel=wheel)
+    for folder in (file_task.path / "tests", live.path / "tests",
+                   live.path / "environment" / "episode"):
+        assert (folder / wheel.name).read_bytes() == wheel.read_bytes()
+        dockerfile = (folder / "Dockerfile").read_text()
+        assert f"COPY {wheel.name} /tmp/{wheel.name}" in dockerfile
+        assert f"--no-deps /tmp/{wheel.name}" in dockerfile
+    assert not list((file_task.path / "environment").rglob("*.whl"))
