@@ -1,0 +1,384 @@
+"""Serve a suite's episodes as an OpenEnv environment (the `openenv` package, extra
+`[openenv]`): `discoverygym serve openenv SUITE ...`.
+
+Each WebSocket session on `/ws` gets its own `DiscoveryEnvironment` and so its own
+episodes, one per `reset`; sessions run side by side. `reset(seed, task_id, options,
+episode_id)` builds the episode from the registry (the server's options are the
+defaults a client's `options` override) and returns the prompt and the tools in the
+OpenAI function format. `step({"tool": name, "args": {...}})` calls one tool; the
+observation holds its text, `is_error`, the budget left and, once the episode is over,
+the record. The reward is 0 on every step but the last, which pays the episode's score
+(as on the Gymnasium door). `state` shows the episode's public spec and progress.
+
+OpenEnv's plain HTTP `/reset` and `/step` build a fresh environment per request and
+close it after (the library's rule), so over HTTP a step has no episode: play over the
+WebSocket. Whatever a client sends is read by `BoundedMessages` with the project's
+bounds before OpenEnv parses it; a step it refuses reaches the episode as a refused
+call (an error that costs nothing, counted in `tool_errors`) and the session goes on."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
+from typing import Any
+
+from openenv.core.env_server import (
+    Action,
+    Environment,
+    Observation,
+    State,
+    create_fastapi_app,
+)
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import Field, ValidationError
+
+from .. import __version__
+from ..core import Episode, EpisodeSpec, ToolResult, get_suite
+from ..core.bounded import Bounds, UnsafeInput, check_value, clip, loads, quote
+
+#: A WebSocket text frame or HTTP body longer than this is refused without parsing
+#: (the MCP door's limit). Frames above `WS_MAX_BYTES` are cut off by the server itself,
+#: which closes that connection (WebSocket code 1009).
+MAX_MESSAGE_CHARS = 8_000_000
+WS_MAX_BYTES = 4 * MAX_MESSAGE_CHARS
+#: Bounds on a whole message; the tool arguments sit three levels down and get the
+#: tools' own, tighter bounds when the episode checks them.
+MESSAGE_BOUNDS = Bounds(max_depth=40, max_items=400_000, max_chars=MAX_MESSAGE_CHARS)
+#: The metadata key under which a refused step reaches the environment.
+REFUSED = "discoverygym_refused"
+AGENT = "openenv"
+_TOOL = re.compile(r'"tool"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
+_STEP = re.compile(r'"type"\s*:\s*"step"')
+
+
+class DiscoveryAction(Action):
+    """One tool call: the tool's name and its arguments (a JSON object)."""
+
+    tool: str = Field(..., max_length=200, description="The tool's name, as listed in "
+                      "the reset observation's `tools`.")
+    args: dict[str, Any] = Field(default_factory=dict,
+                                 description="The tool's arguments (its JSON schema).")
+
+
+class DiscoveryObservation(Observation):
+    """What a tool call (or reset) returned. `tools` is set on reset only, `record`
+    once the episode is over."""
+
+    text: str = Field(..., description="The tool's result; the task prompt after reset.")
+    is_error: bool = Field(default=False, description="The call was refused; nothing "
+                           "was charged.")
+    budget_left: float | None = Field(default=None, description="What remains of the "
+                                      "episode's budget (None: it has none).")
+    tools: list[dict[str, Any]] | None = Field(default=None, description="The episode's "
+                                               "tools in the OpenAI function format.")
+    images: list[str] = Field(default_factory=list, description="PNG images of the "
+                              "result, base64.")
+    record: dict[str, Any] | None = Field(default=None, description="The episode's "
+                                          "record, once it is over.")
+
+
+class DiscoveryState(State):
+    """The public side of a session's episode (never its hidden state)."""
+
+    suite: str = ""
+    task_id: str | None = None
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    done: bool = False
+    budget_left: float | None = None
+
+
+class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
+                                       DiscoveryState]):
+    """One session: a fresh episode per `reset`, played through `step`. Cheap to
+    construct (OpenEnv builds one per HTTP request); the episode is built in reset."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, suite: str, task_id: str | None = None,
+                 options: dict[str, Any] | None = None, max_steps: int = 500) -> None:
+        super().__init__()
+        self._suite = suite
+        self._task_id = task_id
+        self._options = dict(options or {})
+        self._max_steps = int(max_steps)
+        self._episode: Episode | None = None
+        self._spec: EpisodeSpec | None = None
+        self._state = DiscoveryState(suite=suite)
+        self._lock = threading.Lock()
+
+    # ---- reset -------------------------------------------------------------------
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
+              task_id: str | None = None, options: dict[str, Any] | None = None,
+              **unknown: Any) -> DiscoveryObservation:
+        """Start a new episode; a bad request raises ValueError with a short reason
+        (OpenEnv answers it as an error message and the session goes on)."""
+        if unknown:
+            raise ValueError(f"reset takes seed, task_id, options and episode_id; got "
+                             f"{clip(', '.join(map(quote, unknown)), 200)}")
+        spec = self._reset_spec(seed, task_id, options)
+        if episode_id is not None and (not isinstance(episode_id, str)
+                                       or len(episode_id) > 255):
+            raise ValueError("episode_id must be text of at most 255 characters")
+        try:
+            episode = spec.build()
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ValueError(clip(str(exc), 500)) from None
+        with self._lock:
+            self._end_unfinished("the client reset before the episode ended")
+            self._episode, self._spec = episode, spec
+            self._state = DiscoveryState(
+                episode_id=episode_id or str(uuid.uuid4()), step_count=0,
+                suite=spec.suite, task_id=spec.task_id, seed=spec.seed,
+                options=dict(spec.options), budget_left=episode.budget_left())
+        return DiscoveryObservation(text=episode.prompt, tools=episode.tools(),
+                                    budget_left=episode.budget_left(), reward=None)
+
+    def _reset_spec(self, seed: Any, task_id: Any, options: Any) -> EpisodeSpec:
+        if seed is None:
+            seed = 0
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ValueError(f"seed must be an integer in [0, 2**63), got {quote(seed, 80)}")
+        task = self._task_id if task_id is None else task_id
+        if task is None:
+            task = get_suite(self._suite).tasks()[0].id
+        if not isinstance(task, str) or len(task) > 200:
+            raise ValueError(f"task_id must be a task's name, got {quote(task, 80)}")
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a JSON object, got {type(options).__name__}")
+        try:
+            check_value(options, what="options")
+        except UnsafeInput as exc:
+            raise ValueError(str(exc)) from None
+        return EpisodeSpec(self._suite, task, seed, {**self._options, **options})
+
+    # ---- step --------------------------------------------------------------------
+    def step(self, action: DiscoveryAction, timeout_s: float | None = None,
+             **kwargs: Any) -> DiscoveryObservation:
+        """Call one tool of the current episode. Never raises: a bad call is an error
+        observation that costs nothing, and the episode goes on."""
+        with self._lock:
+            episode = self._episode
+            if episode is None:
+                return DiscoveryObservation(
+                    text="No episode: call reset first. Over plain HTTP each /reset and "
+                         "/step gets a fresh environment; play an episode over the "
+                         "WebSocket /ws.", is_error=True)
+            if episode.done:
+                return DiscoveryObservation(
+                    text="The episode has ended; call reset for a new one.",
+                    is_error=True, done=True, budget_left=episode.budget_left())
+            self._state.step_count += 1
+            refused = action.metadata.get(REFUSED)
+            if refused is not None:
+                result = episode.refuse(action.tool, str(refused))
+            else:
+                result = episode.call(action.tool, action.args)
+            return self._observation(episode, result)
+
+    def _observation(self, episode: Episode, result: ToolResult) -> DiscoveryObservation:
+        error = None
+        if not episode.done and self._state.step_count >= self._max_steps:
+            episode.end()
+            error = "step limit reached"
+        self._state.done = episode.done
+        self._state.budget_left = episode.budget_left()
+        images = [base64.b64encode(png).decode("ascii") for png in result.images]
+        if not episode.done:
+            return DiscoveryObservation(text=result.text, is_error=result.is_error,
+                                        budget_left=episode.budget_left(), images=images,
+                                        reward=0.0)
+        record = episode.record(agent=AGENT, error=error).to_dict()
+        return DiscoveryObservation(text=result.text, is_error=result.is_error,
+                                    budget_left=episode.budget_left(), images=images,
+                                    done=True, reward=float(record["score"]), record=record)
+
+    @property
+    def state(self) -> DiscoveryState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        suite = get_suite(self._suite)
+        return EnvironmentMetadata(
+            name=f"discoverygym-{self._suite}", version=__version__,
+            description=suite.description or f"discoverygym suite {self._suite}",
+            author="discoverygym developers")
+
+    def _end_unfinished(self, reason: str) -> None:
+        """Score an episode left unfinished (a failure, with the reason), which also
+        frees what it holds on the host."""
+        if self._episode is not None and not self._episode.done:
+            self._episode.end()
+            self._episode.record(agent=AGENT, error=reason)
+
+    def close(self) -> None:
+        with self._lock:
+            self._end_unfinished("the session closed before the episode ended")
+
+
+# ---- the transport: every client message read with bounds -----------------------
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def _step_problem(message: Any) -> str | None:
+    """Why a decoded WebSocket message cannot be a step of ours, or None."""
+    if not isinstance(message, dict) or message.get("type") != "step":
+        return None
+    try:
+        DiscoveryAction.model_validate(message.get("data"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first.get("loc", ()))) or "the action"
+        return (f"{clip(where, 80)}: {clip(first.get('msg', 'invalid'), 200)}. A step's "
+                "data is {\"tool\": name, \"args\": {...}}")
+    return None
+
+
+def _refused_step(text: str, decoded: Any, reason: str) -> str:
+    """A step carrying only the tool's name and the reason it was refused."""
+    name = None
+    if isinstance(decoded, dict) and isinstance(decoded.get("data"), dict):
+        tool = decoded["data"].get("tool")
+        name = tool if isinstance(tool, str) and len(tool) <= 100 else None
+    if name is None:
+        found = _TOOL.search(text[:4096]) or _TOOL.search(text[-4096:])
+        name = found.group(1) if found else "unknown"
+    return json.dumps({"type": "step", "data": {
+        "tool": name, "args": {}, "metadata": {REFUSED: clip(reason, 300)}}})
+
+
+class BoundedMessages:
+    """ASGI middleware: WebSocket frames and HTTP request bodies are decoded with the
+    project's bounds before OpenEnv's unbounded `json.loads` sees them (a 5,000-deep
+    message raised RecursionError there, which closed the session). A refused step
+    goes on to the environment as a refused call; any other refused message is
+    answered with an OpenEnv error message, and the session goes on."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, self._websocket(receive, send), send)
+        elif scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
+            await self._http(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    def _websocket(self, receive: Receive, send: Send) -> Receive:
+        async def bounded_receive() -> Message:
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                text = message.get("text")
+                if text is None:  # a binary frame: read as text, as OpenEnv expects text
+                    text = (message.get("bytes") or b"").decode("utf-8", errors="replace")
+                decoded, reason = None, None
+                try:
+                    decoded = loads(text, MESSAGE_BOUNDS, max_text=MAX_MESSAGE_CHARS,
+                                    what="the message")
+                    if not isinstance(decoded, dict):
+                        reason = "a message is a JSON object with a \"type\""
+                    else:
+                        reason = _step_problem(decoded)
+                except UnsafeInput as exc:
+                    reason = str(exc)
+                if reason is None:
+                    return {"type": "websocket.receive", "text": text}
+                is_step = (decoded.get("type") == "step" if isinstance(decoded, dict)
+                           else bool(_STEP.search(text[:4096]) or _STEP.search(text[-300:])))
+                if is_step:
+                    return {"type": "websocket.receive",
+                            "text": _refused_step(text, decoded, reason)}
+                await send({"type": "websocket.send", "text": json.dumps(
+                    {"type": "error", "data": {"message": clip(reason, 400),
+                                               "code": "VALIDATION_ERROR"}})})
+        return bounded_receive
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_MESSAGE_CHARS:
+                await _http_error(send, 413, f"the request body is longer than "
+                                             f"{MAX_MESSAGE_CHARS} bytes")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if body.strip():
+            try:
+                loads(body, MESSAGE_BOUNDS, max_text=MAX_MESSAGE_CHARS,
+                      what="the request body")
+            except UnsafeInput as exc:
+                await _http_error(send, 400, str(exc))
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replay, send)
+
+
+async def _http_error(send: Send, status: int, reason: str) -> None:
+    body = json.dumps({"detail": clip(reason, 400)}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
+              *, max_sessions: int = 8, max_steps: int = 500,
+              session_timeout_s: float | None = 600.0) -> Any:
+    """The ASGI app serving `suite` (any registered suite, plugins included)."""
+    from openenv.core.env_server import ConcurrencyConfig
+
+    get_suite(suite)  # an unknown suite fails here, not in every session
+    factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps)
+    app = create_fastapi_app(
+        factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                             session_timeout=session_timeout_s),
+        state_cls=DiscoveryState)
+    app.add_middleware(BoundedMessages)
+    return app
+
+
+def serve(app: Any, host: str, port: int, ready: Callable[[str], None]) -> None:
+    """Run `app` with uvicorn on host:port (0 picks a free port); `ready` gets the base
+    URL once the socket is bound."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    ready(f"http://{shown}:{bound}")
+    config = uvicorn.Config(app, ws_max_size=WS_MAX_BYTES, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
