@@ -377,8 +377,8 @@ def serve(app: Any, host: str, port: int, ready: Callable[[str], None]) -> None:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    ready(f"http://{shown}:{bound}")
     config = uvicorn.Config(app, ws_max_size=WS_MAX_BYTES, log_level="warning")
+    sock.listen(config.backlog)  # clients that come before uvicorn starts wait, not fail
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    ready(f"http://{shown}:{sock.getsockname()[1]}")
     uvicorn.Server(config).run(sockets=[sock])

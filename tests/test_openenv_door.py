@@ -1,0 +1,239 @@
+"""The OpenEnv door (`discoverygym serve openenv SUITE`): a real server on an ephemeral
+port, played by OpenEnv's own client over its WebSocket, checked by `openenv validate
+--url`, fed hostile messages, and held to the door parity record.
+
+openenv needs mcp<2 and the MCP door needs mcp 2, so this file runs in an environment
+of its own (`make test-openenv`, .venv-openenv); elsewhere it skips with that reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openenv", reason="openenv is not installed here (it needs mcp<2, "
+                    "so it has its own environment: make test-openenv)")
+
+from openenv import GenericEnvClient  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
+
+import toy_suite  # noqa: E402
+from discoverygym.adapters.openenv_server import (  # noqa: E402
+    DiscoveryAction,
+    DiscoveryEnvironment,
+)
+from test_door_parity import SEED, _direct, _summary, drive  # noqa: E402
+
+toy_suite.install()
+TESTS = Path(__file__).parent
+
+
+def _server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    env["DISCOVERYGYM_PLUGINS"] = "toy_suite"
+    return env
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """The toy plugin served by the real command on a free port."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "discoverygym.cli", "serve", "openenv", "toy", "--port", "0",
+         "--max-sessions", "4", "--budget", "10"],
+        env=_server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found: list[str] = []
+    reader = threading.Thread(target=lambda: found.append(proc.stdout.readline()))
+    reader.start()
+    reader.join(120)
+    try:
+        assert found and "http://" in found[0], proc.stderr.read() if proc.poll() else found
+        base = found[0].split(": ", 1)[1].split()[0]
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _client(url: str) -> Any:
+    return GenericEnvClient(base_url=url).sync()
+
+
+def _bisect(env: Any, seed: int) -> tuple[Any, list[float]]:
+    """Play the toy task by bisection; returns the last step and the budgets seen."""
+    first = env.reset(seed=seed)
+    budgets = [first.observation["budget_left"]]
+    lo, hi = 0.0, 100.0
+    for _ in range(9):
+        mid = (lo + hi) / 2
+        step = env.step({"tool": "probe", "args": {"x": mid}})
+        budgets.append(step.observation["budget_left"])
+        assert not step.done and step.reward == 0.0
+        if "True" in step.observation["text"]:
+            lo = mid
+        else:
+            hi = mid
+    return env.step({"tool": "submit", "args": {"answer": (lo + hi) / 2}}), budgets
+
+
+def test_a_client_plays_an_episode_to_done_and_is_paid_the_score(url):
+    with _client(url) as env:
+        first = env.reset(seed=3)
+        assert first.observation["text"].startswith("Find the hidden number")
+        assert [t["function"]["name"] for t in first.observation["tools"]] == ["probe",
+                                                                               "submit"]
+        assert first.observation["record"] is None and first.reward is None
+        last, budgets = _bisect(env, seed=3)
+        state = env.state()
+    assert budgets == [10.0 - i for i in range(10)]
+    record = last.observation["record"]
+    assert last.done and record["passed"] and last.reward == record["score"] == 1.0
+    assert record["seed"] == 3 and record["agent"] == "openenv"
+    assert record["usage"]["observations"] == 9 and record["usage"]["tool_calls"] == 10
+    assert state["done"] and state["step_count"] == 10 and state["seed"] == 3
+    assert "truth" not in state and state["options"] == {"budget": 10}
+
+
+def test_the_parity_policy_leaves_the_same_record_as_every_other_door(url):
+    with _client(url) as env:
+        env.reset(seed=SEED)
+        out: dict[str, Any] = {}
+
+        def call(name: str, args: dict[str, Any]) -> str:
+            step = env.step({"tool": name, "args": args})
+            out.update(step.observation["record"] or {})
+            return step.observation["text"]
+        drive(call)
+    direct = _summary(_direct())
+    assert out["seed"] == SEED and _summary(out) == direct
+    assert direct["tool_errors"] == 2 and direct["passed"]
+
+
+def test_concurrent_sessions_each_play_their_own_episode(url):
+    """Four clients at once (the server's --max-sessions): each session has its own
+    episode, budget and record."""
+    def play(seed: int) -> dict[str, Any]:
+        with _client(url) as env:
+            last, budgets = _bisect(env, seed)
+        assert budgets == [10.0 - i for i in range(10)]
+        return last.observation["record"]
+    seeds = [11, 12, 13, 14]
+    with ThreadPoolExecutor(len(seeds)) as pool:
+        records = list(pool.map(play, seeds))
+    assert [r["seed"] for r in records] == seeds
+    assert all(r["passed"] and r["usage"]["observations"] == 9 for r in records)
+    truths = {r["truth"] for r in records}
+    assert len(truths) == len(seeds)  # four different hidden numbers, not one shared
+
+
+def test_openenv_validate_passes_against_the_running_server(url):
+    done = subprocess.run([sys.executable, "-m", "openenv.cli", "validate", "--url", url],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Verdict: PASS" in done.stdout
+
+
+HOSTILE_STEPS = [
+    ('{"type": "step", "data": {"tool": "launch", "args": {}}}', "Unknown tool"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": "abc"}}}', "Invalid input"),
+    ('{"type": "step", "data": {"tool": "probe", "args": "x=3"}}', "args"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {}, "rm": 1}}', "rm"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": ' + "[" * 5000 + "]" * 5000
+     + "}}}", "nested"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": 1' + "0" * 400 + "}}}",
+     "digits"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": Infinity}}}', "finite"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": "' + "y" * 3_000_000 + '"}}}',
+     "characters"),
+    ('{"type": "step", "data": {"tool": "probe", "args": {"x": "' + "y" * 9_000_000 + '"}}}',
+     "at most 8000000"),
+]
+
+
+def test_hostile_steps_are_short_free_errors_and_the_episode_goes_on(url):
+    """Every refused step is an observation with is_error, a short text, no charge, and
+    one more tool error in the record; the session and its episode go on."""
+    ws_url = url.replace("http://", "ws://") + "/ws"
+    with connect(ws_url, max_size=None, open_timeout=30) as ws:
+        def send(text: str) -> dict[str, Any]:
+            ws.send(text)
+            return json.loads(ws.recv(timeout=60))
+
+        assert send('{"type": "reset", "data": {"seed": 1}}')["type"] == "observation"
+        for raw, fragment in HOSTILE_STEPS:
+            reply = send(raw)
+            obs = reply["data"]["observation"]
+            assert reply["type"] == "observation" and obs["is_error"], raw[:100]
+            assert fragment in obs["text"] and len(obs["text"]) < 1000, obs["text"][:300]
+            assert obs["budget_left"] == 10 and not reply["data"]["done"]
+        for raw in ["not json", "[1, 2]", '{"type": "reset", "data": {"seed": -1}}',
+                    '{"type": "reset", "data": {"seed": 1, "cheat": true}}',
+                    '{"type": "reset", "data": {"task_id": 5}}',
+                    '{"type": "reset", "data": {"options": {"budget": 1' + "0" * 500 + "}}}",
+                    '{"type": "reset", "data": ' + "[" * 5000 + "]" * 5000 + "}"]:
+            reply = send(raw)
+            assert reply["type"] == "error", (raw[:80], reply)
+            assert len(reply["data"]["message"]) < 1000, reply["data"]["message"][:300]
+        ws.send(b'{"type": "step", "data": {"tool": "probe", "args": {"x": 50}}}')
+        obs = json.loads(ws.recv(timeout=60))["data"]["observation"]
+        assert not obs["is_error"] and obs["budget_left"] == 9  # the episode went on
+        final = send('{"type": "step", "data": {"tool": "submit", "args": {"answer": 50}}}')
+    record = final["data"]["observation"]["record"]
+    assert final["data"]["done"] and record["seed"] == 1
+    usage = record["usage"]
+    assert usage["tool_errors"] == len(HOSTILE_STEPS) and usage["observations"] == 1
+
+
+def test_plain_http_gets_a_fresh_environment_per_request_and_bounded_bodies(url):
+    import httpx
+
+    reset = httpx.post(f"{url}/reset", json={"seed": 2}, timeout=30).json()
+    assert reset["observation"]["text"].startswith("Find the hidden number")
+    step = httpx.post(f"{url}/step", json={"action": {"tool": "probe", "args": {"x": 1}}},
+                      timeout=30).json()
+    assert step["observation"]["is_error"] and "WebSocket" in step["observation"]["text"]
+    deep = httpx.post(f"{url}/step", content='{"action": ' + "[" * 5000 + "]" * 5000 + "}",
+                      headers={"content-type": "application/json"}, timeout=30)
+    assert deep.status_code == 400 and "nested" in deep.json()["detail"]
+    huge = httpx.post(f"{url}/reset", content=b" " * 9_000_000, timeout=30)
+    assert huge.status_code == 413
+    assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "healthy"
+
+
+def test_the_step_limit_ends_the_episode_as_a_failure():
+    env = DiscoveryEnvironment("toy", options={"budget": 10}, max_steps=2)
+    env.reset(seed=0)
+    assert not env.step(DiscoveryAction(tool="probe", args={"x": 5})).done
+    last = env.step(DiscoveryAction(tool="probe", args={"x": 6}))
+    assert last.done and last.reward == 0.0
+    assert last.record["error"] == "step limit reached" and not last.record["passed"]
+    after = env.step(DiscoveryAction(tool="submit", args={"answer": 1}))
+    assert after.is_error and after.done and after.record is None
+
+
+def test_a_real_suite_through_the_registry_with_server_options_as_defaults():
+    """gravity, named only at run time: the server's options are the defaults, a
+    client's options override them, and a budgeted observe is charged."""
+    env = DiscoveryEnvironment("gravity", "period", {"world": "PM1",
+                                                     "protocol": "budget-obs-100"})
+    first = env.reset(seed=0)
+    assert first.budget_left == 100 and "observe" in [t["function"]["name"]
+                                                      for t in first.tools]
+    obs = env.step(DiscoveryAction(tool="observe", args={"times": [0.0]}))
+    assert not obs.is_error and obs.budget_left == 99
+    with pytest.raises(ValueError, match="nope"):
+        env.reset(task_id="nope")
+    with pytest.raises(ValueError, match="world"):
+        env.reset(options={"world": "nowhere"})
+    assert env.step(DiscoveryAction(tool="observe", args={"times": [1.0]})).budget_left == 98
+    other = env.reset(seed=0, options={"world": "A"})
+    assert env.state.options["world"] == "A" and other.budget_left == 100
+    env.close()
