@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +239,56 @@ def test_a_real_suite_through_the_registry_with_server_options_as_defaults():
     other = env.reset(seed=0, options={"world": "A"})
     assert env.state.options["world"] == "A" and other.budget_left == 100
     env.close()
+
+
+def test_a_session_over_the_limit_is_refused_and_the_others_go_on(url):
+    ws_url = url.replace("http://", "ws://") + "/ws"
+
+    def open_session(stack: ExitStack) -> Any:
+        # an earlier test's sessions may still be closing on the server: wait for a slot
+        for _ in range(100):
+            ws = stack.enter_context(connect(ws_url, open_timeout=30))
+            ws.send('{"type": "reset", "data": {}}')
+            if json.loads(ws.recv(timeout=60))["type"] == "observation":
+                return ws
+            time.sleep(0.1)
+        raise AssertionError("no session slot became free")
+
+    with ExitStack() as stack:
+        held = [open_session(stack) for _ in range(4)]  # the server's --max-sessions
+        with connect(ws_url, open_timeout=30) as extra:
+            extra.send('{"type": "reset", "data": {}}')
+            refused = json.loads(extra.recv(timeout=60))
+        assert refused["data"]["code"] == "CAPACITY_REACHED"
+        held[0].send('{"type": "step", "data": {"tool": "probe", "args": {"x": 1}}}')
+        assert json.loads(held[0].recv(timeout=60))["data"]["observation"]["budget_left"] == 9
+
+
+def _doc_blocks() -> tuple[str, str]:
+    """The serve command and the client script of docs/doors.md's OpenEnv section."""
+    text = (TESTS.parent / "docs" / "doors.md").read_text()
+    section = text.split("## OpenEnv", 1)[1].split("\n## ", 1)[0]
+    bash = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    python = section.split("```python\n", 1)[1].split("```", 1)[0]
+    [serve] = [line for line in bash.splitlines() if " serve openenv " in line]
+    return serve, python
+
+
+def test_the_documented_example_runs_as_written():
+    """docs/doors.md's serve command (on a free port) and its client script, verbatim."""
+    serve, client = _doc_blocks()
+    args = serve.split(" serve openenv ", 1)[1].replace("--port 8000", "--port 0").split()
+    proc = subprocess.Popen([sys.executable, "-m", "discoverygym.cli", "serve", "openenv",
+                             *args], env=_server_env(), stdout=subprocess.PIPE, text=True)
+    try:
+        base = proc.stdout.readline().split(": ", 1)[1].split()[0]
+        done = subprocess.run([sys.executable, "-c",
+                               client.replace("http://127.0.0.1:8000", base)],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert "['observe', 'submit']" in lines and lines[-1].startswith("True 0.0 False")
+    assert any(line.endswith(" 97.0") for line in lines)
