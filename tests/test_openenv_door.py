@@ -25,13 +25,16 @@ pytest.importorskip("openenv", reason="openenv is not installed here (it needs m
                     "so it has its own environment: make test-openenv)")
 
 from openenv import GenericEnvClient  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 import toy_suite  # noqa: E402
 from discoverygym.adapters.openenv_server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
+    RecordSink,
 )
+from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive  # noqa: E402
 
 toy_suite.install()
@@ -46,11 +49,16 @@ def _server_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def records(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("openenv") / "records.jsonl"
+
+
+@pytest.fixture(scope="module")
+def url(records) -> Iterator[str]:
     """The toy plugin served by the real command on a free port."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "discoverygym.cli", "serve", "openenv", "toy", "--port", "0",
-         "--max-sessions", "4", "--budget", "10"],
+         "--max-sessions", "4", "--records", str(records), "--budget", "10"],
         env=_server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found: list[str] = []
     reader = threading.Thread(target=lambda: found.append(proc.stdout.readline()))
@@ -210,6 +218,40 @@ def test_plain_http_gets_a_fresh_environment_per_request_and_bounded_bodies(url)
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "healthy"
 
 
+def test_the_server_keeps_every_played_episode_in_its_records_file(url, records):
+    """Finished and abandoned episodes alike (an abandoned one fails, with the reason)."""
+    with _client(url) as env:
+        last, _ = _bisect(env, seed=21)
+    with _client(url) as env:
+        env.reset(seed=22)
+        env.step({"tool": "probe", "args": {"x": 50}})
+    for _ in range(100):  # the server closes the second session after the client left
+        seen = {r["seed"]: r for r in read_records(records)}
+        if 22 in seen:
+            break
+        time.sleep(0.1)
+    assert seen[21] == last.observation["record"]
+    assert not seen[22]["passed"] and seen[22]["usage"]["observations"] == 1
+    assert seen[22]["error"] == "the session closed before the episode ended"
+
+
+def test_records_can_stay_off_the_wire(tmp_path):
+    """--no-send-record: the last step still pays the score; the record (truth
+    included) goes to the server's file only. A reset that played nothing (every plain
+    HTTP /reset) leaves no record."""
+    path = tmp_path / "records.jsonl"
+    env = DiscoveryEnvironment("toy", options={"budget": 10}, records=RecordSink(path),
+                               send_record=False)
+    env.reset(seed=4)
+    env.reset(seed=5)
+    last = env.step(DiscoveryAction(tool="submit", args={"answer": 50.0}))
+    [record] = read_records(path)
+    assert last.done and last.record is None and last.reward == record["score"]
+    assert record["seed"] == 5 and record["answer"] == 50.0 and "truth" in record
+    env.close()
+    assert len(read_records(path)) == 1
+
+
 def test_the_step_limit_ends_the_episode_as_a_failure():
     env = DiscoveryEnvironment("toy", options={"budget": 10}, max_steps=2)
     env.reset(seed=0)
@@ -248,16 +290,18 @@ def test_a_session_over_the_limit_is_refused_and_the_others_go_on(url):
         # an earlier test's sessions may still be closing on the server: wait for a slot
         for _ in range(100):
             ws = stack.enter_context(connect(ws_url, open_timeout=30))
-            ws.send('{"type": "reset", "data": {}}')
-            if json.loads(ws.recv(timeout=60))["type"] == "observation":
-                return ws
+            try:
+                ws.send('{"type": "reset", "data": {}}')
+                if json.loads(ws.recv(timeout=60))["type"] == "observation":
+                    return ws
+            except ConnectionClosed:  # refused: the server answered and closed at once
+                pass
             time.sleep(0.1)
         raise AssertionError("no session slot became free")
 
     with ExitStack() as stack:
         held = [open_session(stack) for _ in range(4)]  # the server's --max-sessions
-        with connect(ws_url, open_timeout=30) as extra:
-            extra.send('{"type": "reset", "data": {}}')
+        with connect(ws_url, open_timeout=30) as extra:  # refused before it says a word
             refused = json.loads(extra.recv(timeout=60))
         assert refused["data"]["code"] == "CAPACITY_REACHED"
         held[0].send('{"type": "step", "data": {"tool": "probe", "args": {"x": 1}}}')

@@ -25,6 +25,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server import (
@@ -40,6 +41,7 @@ from pydantic import Field, ValidationError
 from .. import __version__
 from ..core import Episode, EpisodeSpec, ToolResult, get_suite
 from ..core.bounded import Bounds, UnsafeInput, check_value, clip, loads, quote
+from ..run.records import RecordWriter
 
 #: A WebSocket text frame or HTTP body longer than this is refused without parsing
 #: (the MCP door's limit). Frames above `WS_MAX_BYTES` are cut off by the server itself,
@@ -101,12 +103,15 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self, suite: str, task_id: str | None = None,
-                 options: dict[str, Any] | None = None, max_steps: int = 500) -> None:
+                 options: dict[str, Any] | None = None, max_steps: int = 500, *,
+                 records: RecordSink | None = None, send_record: bool = True) -> None:
         super().__init__()
         self._suite = suite
         self._task_id = task_id
         self._options = dict(options or {})
         self._max_steps = int(max_steps)
+        self._records = records
+        self._send_record = send_record
         self._episode: Episode | None = None
         self._spec: EpisodeSpec | None = None
         self._state = DiscoveryState(suite=suite)
@@ -196,9 +201,12 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
                                         budget_left=episode.budget_left(), images=images,
                                         reward=0.0)
         record = episode.record(agent=AGENT, error=error).to_dict()
+        if self._records is not None:
+            self._records.write(record)
         return DiscoveryObservation(text=result.text, is_error=result.is_error,
                                     budget_left=episode.budget_left(), images=images,
-                                    done=True, reward=float(record["score"]), record=record)
+                                    done=True, reward=float(record["score"]),
+                                    record=record if self._send_record else None)
 
     @property
     def state(self) -> DiscoveryState:
@@ -213,14 +221,31 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
 
     def _end_unfinished(self, reason: str) -> None:
         """Score an episode left unfinished (a failure, with the reason), which also
-        frees what it holds on the host."""
+        frees what it holds on the host. It goes to the records once a tool was called
+        in it: a reset alone (every plain HTTP /reset) played nothing."""
         if self._episode is not None and not self._episode.done:
             self._episode.end()
-            self._episode.record(agent=AGENT, error=reason)
+            record = self._episode.record(agent=AGENT, error=reason)
+            if self._records is not None and self._state.step_count > 0:
+                self._records.write(record.to_dict())
 
     def close(self) -> None:
         with self._lock:
             self._end_unfinished("the session closed before the episode ended")
+
+
+class RecordSink:
+    """The server's records file (JSONL, one line per finished episode, flushed), shared
+    by every session. Never closed: sessions still closing as the server stops write
+    their last records after any shutdown hook would have run."""
+
+    def __init__(self, path: Path) -> None:
+        self._writer = RecordWriter(path)
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._writer.write(record)
 
 
 # ---- the transport: every client message read with bounds -----------------------
@@ -351,12 +376,17 @@ async def _http_error(send: Send, status: int, reason: str) -> None:
 
 def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
               *, max_sessions: int = 8, max_steps: int = 500,
-              session_timeout_s: float | None = 600.0) -> Any:
-    """The ASGI app serving `suite` (any registered suite, plugins included)."""
+              session_timeout_s: float | None = 600.0, records: Path | None = None,
+              send_record: bool = True) -> Any:
+    """The ASGI app serving `suite` (any registered suite, plugins included). `records`:
+    a JSONL file every finished episode's record is appended to; `send_record=False`
+    keeps records off the wire (the last observation still pays the score)."""
     from openenv.core.env_server import ConcurrencyConfig
 
     get_suite(suite)  # an unknown suite fails here, not in every session
-    factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps)
+    sink = RecordSink(records) if records is not None else None
+    factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps,
+                      records=sink, send_record=send_record)
     app = create_fastapi_app(
         factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,

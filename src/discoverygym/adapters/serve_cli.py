@@ -4,6 +4,7 @@ command line starts without it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,6 +32,10 @@ def serve_openenv(
         help="Tool calls per episode before it ends without an answer.")] = 500,
     session_timeout: Annotated[float, typer.Option(
         help="Seconds before an idle session not held by a WebSocket is closed.")] = 600.0,
+    records: Annotated[Path | None, typer.Option(
+        help="Append every finished episode's record to this JSONL file.")] = None,
+    send_record: Annotated[bool, typer.Option(
+        help="Send the record (truth included) with the last observation.")] = True,
 ):
     """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
     reset. Episode options follow the suite name (e.g. --world A --protocol
@@ -46,7 +51,8 @@ def serve_openenv(
     try:
         app = build_app(suite, task, _episode_options(_parse_extra(list(ctx.args))),
                         max_sessions=max_sessions, max_steps=max_steps,
-                        session_timeout_s=session_timeout)
+                        session_timeout_s=session_timeout, records=records,
+                        send_record=send_record)
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
