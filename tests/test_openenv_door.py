@@ -213,6 +213,8 @@ def test_plain_http_gets_a_fresh_environment_per_request_and_bounded_bodies(url)
     deep = httpx.post(f"{url}/step", content='{"action": ' + "[" * 5000 + "]" * 5000 + "}",
                       headers={"content-type": "application/json"}, timeout=30)
     assert deep.status_code == 400 and "nested" in deep.json()["detail"]
+    refused = httpx.post(f"{url}/reset", json={"task_id": 5}, timeout=30)
+    assert refused.status_code == 400 and "task_id" in refused.json()["detail"]
     huge = httpx.post(f"{url}/reset", content=b" " * 9_000_000, timeout=30)
     assert huge.status_code == 413
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "healthy"
@@ -280,7 +282,10 @@ def test_a_real_suite_through_the_registry_with_server_options_as_defaults():
     assert env.step(DiscoveryAction(tool="observe", args={"times": [1.0]})).budget_left == 98
     other = env.reset(seed=0, options={"world": "A"})
     assert env.state.options["world"] == "A" and other.budget_left == 100
-    env.close()
+    last = env.step(DiscoveryAction(tool="submit", args={"answer": 1e7}))
+    wire = json.loads(last.model_dump_json())  # what the WebSocket sends
+    assert wire["done"] and wire["record"]["options"]["world"] == "A"
+    assert wire["reward"] == wire["record"]["score"]
 
 
 def test_a_session_over_the_limit_is_refused_and_the_others_go_on(url):

@@ -39,7 +39,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field, ValidationError
 
 from .. import __version__
-from ..core import Episode, EpisodeSpec, ToolResult, get_suite
+from ..core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
 from ..core.bounded import Bounds, UnsafeInput, check_value, clip, loads, quote
 from ..run.records import RecordWriter
 
@@ -56,6 +56,12 @@ REFUSED = "discoverygym_refused"
 AGENT = "openenv"
 _TOOL = re.compile(r'"tool"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
 _STEP = re.compile(r'"type"\s*:\s*"step"')
+
+
+class ResetRefused(ValueError):
+    """A reset the server cannot honour (unknown task or option, a bad seed); the
+    message says why. Over the WebSocket OpenEnv answers it as an error message, over
+    HTTP `build_app` answers 400."""
 
 
 class DiscoveryAction(Action):
@@ -121,19 +127,19 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
     def reset(self, seed: int | None = None, episode_id: str | None = None,
               task_id: str | None = None, options: dict[str, Any] | None = None,
               **unknown: Any) -> DiscoveryObservation:
-        """Start a new episode; a bad request raises ValueError with a short reason
+        """Start a new episode; a bad request raises ResetRefused with a short reason
         (OpenEnv answers it as an error message and the session goes on)."""
         if unknown:
-            raise ValueError(f"reset takes seed, task_id, options and episode_id; got "
+            raise ResetRefused(f"reset takes seed, task_id, options and episode_id; got "
                              f"{clip(', '.join(map(quote, unknown)), 200)}")
         spec = self._reset_spec(seed, task_id, options)
         if episode_id is not None and (not isinstance(episode_id, str)
                                        or len(episode_id) > 255):
-            raise ValueError("episode_id must be text of at most 255 characters")
+            raise ResetRefused("episode_id must be text of at most 255 characters")
         try:
             episode = spec.build()
         except (KeyError, ValueError, TypeError) as exc:
-            raise ValueError(clip(str(exc), 500)) from None
+            raise ResetRefused(clip(str(exc), 500)) from None
         with self._lock:
             self._end_unfinished("the client reset before the episode ended")
             self._episode, self._spec = episode, spec
@@ -148,20 +154,20 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         if seed is None:
             seed = 0
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-            raise ValueError(f"seed must be an integer in [0, 2**63), got {quote(seed, 80)}")
+            raise ResetRefused(f"seed must be an integer in [0, 2**63), got {quote(seed, 80)}")
         task = self._task_id if task_id is None else task_id
         if task is None:
             task = get_suite(self._suite).tasks()[0].id
         if not isinstance(task, str) or len(task) > 200:
-            raise ValueError(f"task_id must be a task's name, got {quote(task, 80)}")
+            raise ResetRefused(f"task_id must be a task's name, got {quote(task, 80)}")
         if options is None:
             options = {}
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a JSON object, got {type(options).__name__}")
+            raise ResetRefused(f"options must be a JSON object, got {type(options).__name__}")
         try:
             check_value(options, what="options")
         except UnsafeInput as exc:
-            raise ValueError(str(exc)) from None
+            raise ResetRefused(str(exc)) from None
         return EpisodeSpec(self._suite, task, seed, {**self._options, **options})
 
     # ---- step --------------------------------------------------------------------
@@ -200,7 +206,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             return DiscoveryObservation(text=result.text, is_error=result.is_error,
                                         budget_left=episode.budget_left(), images=images,
                                         reward=0.0)
-        record = episode.record(agent=AGENT, error=error).to_dict()
+        record = _plain(episode.record(agent=AGENT, error=error))
         if self._records is not None:
             self._records.write(record)
         return DiscoveryObservation(text=result.text, is_error=result.is_error,
@@ -227,11 +233,17 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             self._episode.end()
             record = self._episode.record(agent=AGENT, error=reason)
             if self._records is not None and self._state.step_count > 0:
-                self._records.write(record.to_dict())
+                self._records.write(_plain(record))
 
     def close(self) -> None:
         with self._lock:
             self._end_unfinished("the session closed before the episode ended")
+
+
+def _plain(record: EpisodeRecord) -> dict[str, Any]:
+    """The record as plain JSON values (a suite's details may hold numpy scalars, which
+    the wire's serializer refuses)."""
+    return json.loads(record.to_json())
 
 
 class RecordSink:
@@ -393,6 +405,12 @@ def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | 
                                              session_timeout=session_timeout_s),
         state_cls=DiscoveryState)
     app.add_middleware(BoundedMessages)
+
+    async def refused(request: Any, exc: Exception) -> Any:
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"detail": clip(str(exc), 400)}, status_code=400)
+    app.add_exception_handler(ResetRefused, refused)
     return app
 
 
