@@ -58,7 +58,8 @@ def url(records) -> Iterator[str]:
     """The toy plugin served by the real command on a free port."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "discoverygym.cli", "serve", "openenv", "toy", "--port", "0",
-         "--max-sessions", "4", "--records", str(records), "--budget", "10"],
+         "--max-sessions", "4", "--records", str(records), "--client-options", "budget",
+         "--budget", "10"],
         env=_server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found: list[str] = []
     reader = threading.Thread(target=lambda: found.append(proc.stdout.readline()))
@@ -186,6 +187,7 @@ def test_hostile_steps_are_short_free_errors_and_the_episode_goes_on(url):
             assert obs["budget_left"] == 10 and not reply["data"]["done"]
         for raw in ["not json", "[1, 2]", '{"type": "reset", "data": {"seed": -1}}',
                     '{"type": "reset", "data": {"seed": 1, "cheat": true}}',
+                    '{"type": "reset", "data": {"options": {"hidden": 3}}}',  # --client-options
                     '{"type": "reset", "data": {"task_id": 5}}',
                     '{"type": "reset", "data": {"options": {"budget": 1' + "0" * 500 + "}}}",
                     '{"type": "reset", "data": ' + "[" * 5000 + "]" * 5000 + "}"]:
@@ -252,6 +254,17 @@ def test_records_can_stay_off_the_wire(tmp_path):
     assert record["seed"] == 5 and record["answer"] == 50.0 and "truth" in record
     env.close()
     assert len(read_records(path)) == 1
+
+
+def test_a_client_sets_only_the_options_the_server_allows():
+    env = DiscoveryEnvironment("gravity", "period", {"world": "PM1",
+                                                     "protocol": "budget-obs-100"},
+                               client_options=frozenset({"world"}))
+    env.reset(options={"world": "A"})
+    with pytest.raises(ValueError, match="may set: world"):
+        env.reset(options={"protocol": "full-obs"})
+    assert env.state.options == {"world": "A", "protocol": "budget-obs-100"}
+    env.close()
 
 
 def test_the_step_limit_ends_the_episode_as_a_failure():

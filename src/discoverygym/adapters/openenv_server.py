@@ -110,7 +110,8 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
 
     def __init__(self, suite: str, task_id: str | None = None,
                  options: dict[str, Any] | None = None, max_steps: int = 500, *,
-                 records: RecordSink | None = None, send_record: bool = True) -> None:
+                 records: RecordSink | None = None, send_record: bool = True,
+                 client_options: frozenset[str] | None = None) -> None:
         super().__init__()
         self._suite = suite
         self._task_id = task_id
@@ -118,6 +119,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         self._max_steps = int(max_steps)
         self._records = records
         self._send_record = send_record
+        self._client_options = client_options
         self._episode: Episode | None = None
         self._spec: EpisodeSpec | None = None
         self._state = DiscoveryState(suite=suite)
@@ -168,6 +170,11 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             check_value(options, what="options")
         except UnsafeInput as exc:
             raise ResetRefused(str(exc)) from None
+        if self._client_options is not None and not set(options) <= self._client_options:
+            allowed = ", ".join(sorted(self._client_options)) or "none"
+            refused = ", ".join(map(quote, sorted(set(options) - self._client_options)))
+            raise ResetRefused(f"this server does not let a client set {clip(refused, 200)}; "
+                               f"options a client may set: {allowed}")
         return EpisodeSpec(self._suite, task, seed, {**self._options, **options})
 
     # ---- step --------------------------------------------------------------------
@@ -389,16 +396,18 @@ async def _http_error(send: Send, status: int, reason: str) -> None:
 def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
               *, max_sessions: int = 8, max_steps: int = 500,
               session_timeout_s: float | None = 600.0, records: Path | None = None,
-              send_record: bool = True) -> Any:
+              send_record: bool = True, client_options: frozenset[str] | None = None) -> Any:
     """The ASGI app serving `suite` (any registered suite, plugins included). `records`:
     a JSONL file every finished episode's record is appended to; `send_record=False`
-    keeps records off the wire (the last observation still pays the score)."""
+    keeps records off the wire (the last observation still pays the score);
+    `client_options`: the episode options a reset may set (None: any)."""
     from openenv.core.env_server import ConcurrencyConfig
 
     get_suite(suite)  # an unknown suite fails here, not in every session
     sink = RecordSink(records) if records is not None else None
     factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps,
-                      records=sink, send_record=send_record)
+                      records=sink, send_record=send_record,
+                      client_options=client_options)
     app = create_fastapi_app(
         factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,

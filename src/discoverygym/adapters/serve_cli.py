@@ -17,6 +17,14 @@ OPENENV_MISSING = ("the OpenEnv server needs the `openenv` package: pip install 
                    "mcp<2, the MCP door needs mcp 2; see docs/doors.md)")
 
 
+def _names(listed: str) -> frozenset[str] | None:
+    """'*' -> None (any); otherwise the comma-separated names, as options are spelled in
+    Python (`world-seed` -> `world_seed`)."""
+    if listed.strip() == "*":
+        return None
+    return frozenset(n.strip().replace("-", "_") for n in listed.split(",") if n.strip())
+
+
 @serve_app.command("openenv", context_settings={"allow_extra_args": True,
                                                 "ignore_unknown_options": True})
 def serve_openenv(
@@ -36,6 +44,9 @@ def serve_openenv(
         help="Append every finished episode's record to this JSONL file.")] = None,
     send_record: Annotated[bool, typer.Option(
         help="Send the record (truth included) with the last observation.")] = True,
+    client_options: Annotated[str, typer.Option(
+        help="Episode options a client's reset may set, comma separated ('*': any, '': "
+             "none). Options such as a large simulation resolution cost the server.")] = "*",
 ):
     """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
     reset. Episode options follow the suite name (e.g. --world A --protocol
@@ -52,7 +63,8 @@ def serve_openenv(
         app = build_app(suite, task, _episode_options(_parse_extra(list(ctx.args))),
                         max_sessions=max_sessions, max_steps=max_steps,
                         session_timeout_s=session_timeout, records=records,
-                        send_record=send_record)
+                        send_record=send_record,
+                        client_options=_names(client_options))
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
