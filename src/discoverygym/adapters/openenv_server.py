@@ -3,8 +3,8 @@
 
 Each WebSocket session on `/ws` gets its own `DiscoveryEnvironment` and so its own
 episodes, one per `reset`; sessions run side by side. `reset(seed, task_id, options,
-episode_id)` builds the episode from the registry (the server's options are the
-defaults a client's `options` override) and returns the prompt and the tools in the
+episode_id)` builds the episode from the registry (the server's options are
+defaults; a client's `options` override those `client_options` allows) and returns the prompt and the tools in the
 OpenAI function format. `step({"tool": name, "args": {...}})` calls one tool; the
 observation holds its text, `is_error`, the budget left and, once the episode is over,
 the record. The reward is 0 on every step but the last, which pays the episode's score
@@ -12,18 +12,17 @@ the record. The reward is 0 on every step but the last, which pays the episode's
 
 OpenEnv's plain HTTP `/reset` and `/step` build a fresh environment per request and
 close it after (the library's rule), so over HTTP a step has no episode: play over the
-WebSocket. Whatever a client sends is read by `BoundedMessages` with the project's
-bounds before OpenEnv parses it; a step it refuses reaches the episode as a refused
+WebSocket. Whatever a client sends is read with the project's bounds before OpenEnv
+parses it (`openenv_bounds`); a step refused there reaches the episode as a refused
 call (an error that costs nothing, counted in `tool_errors`) and the session goes on."""
 
 from __future__ import annotations
 
 import base64
 import json
-import re
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,26 +35,15 @@ from openenv.core.env_server import (
     create_fastapi_app,
 )
 from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from .. import __version__
 from ..core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
-from ..core.bounded import Bounds, UnsafeInput, check_value, clip, loads, quote
+from ..core.bounded import UnsafeInput, check_value, clip, quote
 from ..run.records import RecordWriter
+from .openenv_bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
 
-#: A WebSocket text frame or HTTP body longer than this is refused without parsing
-#: (the MCP door's limit). Frames above `WS_MAX_BYTES` are cut off by the server itself,
-#: which closes that connection (WebSocket code 1009).
-MAX_MESSAGE_CHARS = 8_000_000
-WS_MAX_BYTES = 4 * MAX_MESSAGE_CHARS
-#: Bounds on a whole message; the tool arguments sit three levels down and get the
-#: tools' own, tighter bounds when the episode checks them.
-MESSAGE_BOUNDS = Bounds(max_depth=40, max_items=400_000, max_chars=MAX_MESSAGE_CHARS)
-#: The metadata key under which a refused step reaches the environment.
-REFUSED = "discoverygym_refused"
 AGENT = "openenv"
-_TOOL = re.compile(r'"tool"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
-_STEP = re.compile(r'"type"\s*:\s*"step"')
 
 
 class ResetRefused(ValueError):
@@ -121,7 +109,6 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         self._send_record = send_record
         self._client_options = client_options
         self._episode: Episode | None = None
-        self._spec: EpisodeSpec | None = None
         self._state = DiscoveryState(suite=suite)
         self._lock = threading.Lock()
 
@@ -133,7 +120,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         (OpenEnv answers it as an error message and the session goes on)."""
         if unknown:
             raise ResetRefused(f"reset takes seed, task_id, options and episode_id; got "
-                             f"{clip(', '.join(map(quote, unknown)), 200)}")
+                               f"{clip(', '.join(map(quote, unknown)), 200)}")
         spec = self._reset_spec(seed, task_id, options)
         if episode_id is not None and (not isinstance(episode_id, str)
                                        or len(episode_id) > 255):
@@ -144,7 +131,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             raise ResetRefused(clip(str(exc), 500)) from None
         with self._lock:
             self._end_unfinished("the client reset before the episode ended")
-            self._episode, self._spec = episode, spec
+            self._episode = episode
             self._state = DiscoveryState(
                 episode_id=episode_id or str(uuid.uuid4()), step_count=0,
                 suite=spec.suite, task_id=spec.task_id, seed=spec.seed,
@@ -267,138 +254,12 @@ class RecordSink:
             self._writer.write(record)
 
 
-# ---- the transport: every client message read with bounds -----------------------
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
-
-def _step_problem(message: Any) -> str | None:
-    """Why a decoded WebSocket message cannot be a step of ours, or None."""
-    if not isinstance(message, dict) or message.get("type") != "step":
-        return None
-    try:
-        DiscoveryAction.model_validate(message.get("data"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first.get("loc", ()))) or "the action"
-        return (f"{clip(where, 80)}: {clip(first.get('msg', 'invalid'), 200)}. A step's "
-                "data is {\"tool\": name, \"args\": {...}}")
-    return None
-
-
-def _refused_step(text: str, decoded: Any, reason: str) -> str:
-    """A step carrying only the tool's name and the reason it was refused."""
-    name = None
-    if isinstance(decoded, dict) and isinstance(decoded.get("data"), dict):
-        tool = decoded["data"].get("tool")
-        name = tool if isinstance(tool, str) and len(tool) <= 100 else None
-    if name is None:
-        found = _TOOL.search(text[:4096]) or _TOOL.search(text[-4096:])
-        name = found.group(1) if found else "unknown"
-    return json.dumps({"type": "step", "data": {
-        "tool": name, "args": {}, "metadata": {REFUSED: clip(reason, 300)}}})
-
-
-class BoundedMessages:
-    """ASGI middleware: WebSocket frames and HTTP request bodies are decoded with the
-    project's bounds before OpenEnv's unbounded `json.loads` sees them (a 5,000-deep
-    message raised RecursionError there, which closed the session). A refused step
-    goes on to the environment as a refused call; any other refused message is
-    answered with an OpenEnv error message, and the session goes on."""
-
-    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await self.app(scope, self._websocket(receive, send), send)
-        elif scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
-            await self._http(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
-
-    def _websocket(self, receive: Receive, send: Send) -> Receive:
-        async def bounded_receive() -> Message:
-            while True:
-                message = await receive()
-                if message["type"] != "websocket.receive":
-                    return message
-                text = message.get("text")
-                if text is None:  # a binary frame: read as text, as OpenEnv expects text
-                    text = (message.get("bytes") or b"").decode("utf-8", errors="replace")
-                decoded, reason = None, None
-                try:
-                    decoded = loads(text, MESSAGE_BOUNDS, max_text=MAX_MESSAGE_CHARS,
-                                    what="the message")
-                    if not isinstance(decoded, dict):
-                        reason = "a message is a JSON object with a \"type\""
-                    else:
-                        reason = _step_problem(decoded)
-                except UnsafeInput as exc:
-                    reason = str(exc)
-                if reason is None:
-                    return {"type": "websocket.receive", "text": text}
-                is_step = (decoded.get("type") == "step" if isinstance(decoded, dict)
-                           else bool(_STEP.search(text[:4096]) or _STEP.search(text[-300:])))
-                if is_step:
-                    return {"type": "websocket.receive",
-                            "text": _refused_step(text, decoded, reason)}
-                await send({"type": "websocket.send", "text": json.dumps(
-                    {"type": "error", "data": {"message": clip(reason, 400),
-                                               "code": "VALIDATION_ERROR"}})})
-        return bounded_receive
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_MESSAGE_CHARS:
-                await _http_error(send, 413, f"the request body is longer than "
-                                             f"{MAX_MESSAGE_CHARS} bytes")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        if body.strip():
-            try:
-                loads(body, MESSAGE_BOUNDS, max_text=MAX_MESSAGE_CHARS,
-                      what="the request body")
-            except UnsafeInput as exc:
-                await _http_error(send, 400, str(exc))
-                return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await self.app(scope, replay, send)
-
-
-async def _http_error(send: Send, status: int, reason: str) -> None:
-    body = json.dumps({"detail": clip(reason, 400)}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
 def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
               *, max_sessions: int = 8, max_steps: int = 500,
               session_timeout_s: float | None = 600.0, records: Path | None = None,
               send_record: bool = True, client_options: frozenset[str] | None = None) -> Any:
     """The ASGI app serving `suite` (any registered suite, plugins included). `records`:
-    a JSONL file every finished episode's record is appended to; `send_record=False`
+    a JSONL file every played episode's record is appended to; `send_record=False`
     keeps records off the wire (the last observation still pays the score);
     `client_options`: the episode options a reset may set (None: any)."""
     from openenv.core.env_server import ConcurrencyConfig
@@ -413,7 +274,7 @@ def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | 
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
                                              session_timeout=session_timeout_s),
         state_cls=DiscoveryState)
-    app.add_middleware(BoundedMessages)
+    app.add_middleware(BoundedMessages, action_cls=DiscoveryAction)
 
     async def refused(request: Any, exc: Exception) -> Any:
         from fastapi.responses import JSONResponse
