@@ -7,6 +7,7 @@ of its own (`make test-openenv`, .venv-openenv); elsewhere it skips with that re
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -34,6 +35,7 @@ from discoverygym.adapters.openenv_server import (  # noqa: E402
     DiscoveryEnvironment,
     RecordSink,
 )
+from discoverygym.core import ToolResult  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive  # noqa: E402
 
@@ -265,6 +267,17 @@ def test_a_client_sets_only_the_options_the_server_allows():
         env.reset(options={"protocol": "full-obs"})
     assert env.state.options == {"world": "A", "protocol": "budget-obs-100"}
     env.close()
+
+
+def test_pictures_travel_as_base64_png(monkeypatch):
+    """A tool result with pictures (mad's visual variant) keeps them, as PNG in base64."""
+    png = b"\x89PNG\r\n\x1a\n a picture"
+    monkeypatch.setattr(toy_suite.GuessEpisode, "_probe",
+                        lambda self, args: ToolResult("see the picture", images=[png]))
+    env = DiscoveryEnvironment("toy", options={"budget": 10})
+    env.reset(seed=0)
+    obs = env.step(DiscoveryAction(tool="probe", args={"x": 1.0}))
+    assert obs.text == "see the picture" and [base64.b64decode(i) for i in obs.images] == [png]
 
 
 def test_the_step_limit_ends_the_episode_as_a_failure():
