@@ -26,8 +26,10 @@ def _blocks(heading: str, language: str) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    """The doc's commands as a user has them: this interpreter's scripts on PATH."""
+    """The doc's commands as a user has them: this interpreter's scripts on PATH, and
+    no test plugin (other test modules register the toy suite for their processes)."""
     env = dict(os.environ)
+    env.pop("DISCOVERYGYM_PLUGINS", None)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
