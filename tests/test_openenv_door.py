@@ -280,6 +280,15 @@ def test_pictures_travel_as_base64_png(monkeypatch):
     assert obs.text == "see the picture" and [base64.b64decode(i) for i in obs.images] == [png]
 
 
+def test_a_suite_whose_extra_is_missing_refuses_resets_clearly(monkeypatch):
+    def missing(self, task_id, **kwargs):
+        raise ImportError("No module named 'jax'")
+    monkeypatch.setattr(toy_suite.ToySuite, "episode", missing)
+    env = DiscoveryEnvironment("toy")
+    with pytest.raises(ValueError, match="cannot build toy episodes: No module named 'jax'"):
+        env.reset()
+
+
 def test_the_step_limit_ends_the_episode_as_a_failure():
     env = DiscoveryEnvironment("toy", options={"budget": 10}, max_steps=2)
     env.reset(seed=0)

@@ -129,6 +129,9 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             episode = spec.build()
         except (KeyError, ValueError, TypeError) as exc:
             raise ResetRefused(clip(str(exc), 500)) from None
+        except ImportError as exc:  # the suite's extra is not installed on this server
+            raise ResetRefused(f"this server cannot build {spec.suite} episodes: "
+                               f"{clip(str(exc), 200)}") from None
         with self._lock:
             self._end_unfinished("the client reset before the episode ended")
             self._episode = episode
