@@ -412,6 +412,16 @@ def show_options(suite: str):
     console.print(table)
 
 
+def _mount_serve() -> None:
+    """`discoverygym serve ...` (adapters/serve_cli.py; its frameworks load on use)."""
+    from .adapters.serve_cli import serve_app
+
+    app.add_typer(serve_app, name="serve")
+
+
+_mount_serve()
+
+
 def _mount_subcommands() -> None:
     """The command groups suites declare in the registry (`SuiteEntry.cli`), plugins
     included; each is optional: a missing extra hides it."""

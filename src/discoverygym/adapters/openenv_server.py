@@ -1,0 +1,305 @@
+"""Serve a suite's episodes as an OpenEnv environment (the `openenv` package, extra
+`[openenv]`): `discoverygym serve openenv SUITE ...`.
+
+Each WebSocket session on `/ws` gets its own `DiscoveryEnvironment` and so its own
+episodes, one per `reset`; sessions run side by side. `reset(seed, task_id, options,
+episode_id)` builds the episode from the registry (the server's options are
+defaults; a client's `options` override those `client_options` allows) and returns the prompt and the tools in the
+OpenAI function format. `step({"tool": name, "args": {...}})` calls one tool; the
+observation holds its text, `is_error`, the budget left and, once the episode is over,
+the record. The reward is 0 on every step but the last, which pays the episode's score
+(as on the Gymnasium door). `state` shows the episode's public spec and progress.
+
+OpenEnv's plain HTTP `/reset` and `/step` build a fresh environment per request and
+close it after (the library's rule), so over HTTP a step has no episode: play over the
+WebSocket. Whatever a client sends is read with the project's bounds before OpenEnv
+parses it (`openenv_bounds`); a step refused there reaches the episode as a refused
+call (an error that costs nothing, counted in `tool_errors`) and the session goes on."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from openenv.core.env_server import (
+    Action,
+    Environment,
+    Observation,
+    State,
+    create_fastapi_app,
+)
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import Field
+
+from .. import __version__
+from ..core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
+from ..core.bounded import UnsafeInput, check_value, clip, quote
+from ..run.records import RecordWriter
+from .openenv_bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
+
+AGENT = "openenv"
+
+
+class ResetRefused(ValueError):
+    """A reset the server cannot honour (unknown task or option, a bad seed); the
+    message says why. Over the WebSocket OpenEnv answers it as an error message, over
+    HTTP `build_app` answers 400."""
+
+
+class DiscoveryAction(Action):
+    """One tool call: the tool's name and its arguments (a JSON object)."""
+
+    tool: str = Field(..., max_length=200, description="The tool's name, as listed in "
+                      "the reset observation's `tools`.")
+    args: dict[str, Any] = Field(default_factory=dict,
+                                 description="The tool's arguments (its JSON schema).")
+
+
+class DiscoveryObservation(Observation):
+    """What a tool call (or reset) returned. `tools` is set on reset only, `record`
+    once the episode is over."""
+
+    text: str = Field(..., description="The tool's result; the task prompt after reset.")
+    is_error: bool = Field(default=False, description="The call was refused; nothing "
+                           "was charged.")
+    budget_left: float | None = Field(default=None, description="What remains of the "
+                                      "episode's budget (None: it has none).")
+    tools: list[dict[str, Any]] | None = Field(default=None, description="The episode's "
+                                               "tools in the OpenAI function format.")
+    images: list[str] = Field(default_factory=list, description="PNG images of the "
+                              "result, base64.")
+    record: dict[str, Any] | None = Field(default=None, description="The episode's "
+                                          "record, once it is over.")
+
+
+class DiscoveryState(State):
+    """The public side of a session's episode (never its hidden state)."""
+
+    suite: str = ""
+    task_id: str | None = None
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    done: bool = False
+    budget_left: float | None = None
+
+
+class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
+                                       DiscoveryState]):
+    """One session: a fresh episode per `reset`, played through `step`. Cheap to
+    construct (OpenEnv builds one per HTTP request); the episode is built in reset."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, suite: str, task_id: str | None = None,
+                 options: dict[str, Any] | None = None, max_steps: int = 500, *,
+                 records: RecordSink | None = None, send_record: bool = True,
+                 client_options: frozenset[str] | None = None) -> None:
+        super().__init__()
+        self._suite = suite
+        self._task_id = task_id
+        self._options = dict(options or {})
+        self._max_steps = int(max_steps)
+        self._records = records
+        self._send_record = send_record
+        self._client_options = client_options
+        self._episode: Episode | None = None
+        self._state = DiscoveryState(suite=suite)
+        self._lock = threading.Lock()
+
+    # ---- reset -------------------------------------------------------------------
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
+              task_id: str | None = None, options: dict[str, Any] | None = None,
+              **unknown: Any) -> DiscoveryObservation:
+        """Start a new episode; a bad request raises ResetRefused with a short reason
+        (OpenEnv answers it as an error message and the session goes on)."""
+        if unknown:
+            raise ResetRefused(f"reset takes seed, task_id, options and episode_id; got "
+                               f"{clip(', '.join(map(quote, unknown)), 200)}")
+        spec = self._reset_spec(seed, task_id, options)
+        if episode_id is not None and (not isinstance(episode_id, str)
+                                       or len(episode_id) > 255):
+            raise ResetRefused("episode_id must be text of at most 255 characters")
+        try:
+            episode = spec.build()
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ResetRefused(clip(str(exc), 500)) from None
+        except ImportError as exc:  # the suite's extra is not installed on this server
+            raise ResetRefused(f"this server cannot build {spec.suite} episodes: "
+                               f"{clip(str(exc), 200)}") from None
+        with self._lock:
+            self._end_unfinished("the client reset before the episode ended")
+            self._episode = episode
+            self._state = DiscoveryState(
+                episode_id=episode_id or str(uuid.uuid4()), step_count=0,
+                suite=spec.suite, task_id=spec.task_id, seed=spec.seed,
+                options=dict(spec.options), budget_left=episode.budget_left())
+        return DiscoveryObservation(text=episode.prompt, tools=episode.tools(),
+                                    budget_left=episode.budget_left(), reward=None)
+
+    def _reset_spec(self, seed: Any, task_id: Any, options: Any) -> EpisodeSpec:
+        if seed is None:
+            seed = 0
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ResetRefused(f"seed must be an integer in [0, 2**63), got {quote(seed, 80)}")
+        task = self._task_id if task_id is None else task_id
+        if task is None:
+            task = get_suite(self._suite).tasks()[0].id
+        if not isinstance(task, str) or len(task) > 200:
+            raise ResetRefused(f"task_id must be a task's name, got {quote(task, 80)}")
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ResetRefused(f"options must be a JSON object, got {type(options).__name__}")
+        try:
+            check_value(options, what="options")
+        except UnsafeInput as exc:
+            raise ResetRefused(str(exc)) from None
+        if self._client_options is not None and not set(options) <= self._client_options:
+            allowed = ", ".join(sorted(self._client_options)) or "none"
+            refused = ", ".join(map(quote, sorted(set(options) - self._client_options)))
+            raise ResetRefused(f"this server does not let a client set {clip(refused, 200)}; "
+                               f"options a client may set: {allowed}")
+        return EpisodeSpec(self._suite, task, seed, {**self._options, **options})
+
+    # ---- step --------------------------------------------------------------------
+    def step(self, action: DiscoveryAction, timeout_s: float | None = None,
+             **kwargs: Any) -> DiscoveryObservation:
+        """Call one tool of the current episode. Never raises: a bad call is an error
+        observation that costs nothing, and the episode goes on."""
+        with self._lock:
+            episode = self._episode
+            if episode is None:
+                return DiscoveryObservation(
+                    text="No episode: call reset first. Over plain HTTP each /reset and "
+                         "/step gets a fresh environment; play an episode over the "
+                         "WebSocket /ws.", is_error=True)
+            if episode.done:
+                return DiscoveryObservation(
+                    text="The episode has ended; call reset for a new one.",
+                    is_error=True, done=True, budget_left=episode.budget_left())
+            self._state.step_count += 1
+            refused = action.metadata.get(REFUSED)
+            if refused is not None:
+                result = episode.refuse(action.tool, str(refused))
+            else:
+                result = episode.call(action.tool, action.args)
+            return self._observation(episode, result)
+
+    def _observation(self, episode: Episode, result: ToolResult) -> DiscoveryObservation:
+        error = None
+        if not episode.done and self._state.step_count >= self._max_steps:
+            episode.end()
+            error = "step limit reached"
+        self._state.done = episode.done
+        self._state.budget_left = episode.budget_left()
+        images = [base64.b64encode(png).decode("ascii") for png in result.images]
+        if not episode.done:
+            return DiscoveryObservation(text=result.text, is_error=result.is_error,
+                                        budget_left=episode.budget_left(), images=images,
+                                        reward=0.0)
+        record = _plain(episode.record(agent=AGENT, error=error))
+        if self._records is not None:
+            self._records.write(record)
+        return DiscoveryObservation(text=result.text, is_error=result.is_error,
+                                    budget_left=episode.budget_left(), images=images,
+                                    done=True, reward=float(record["score"]),
+                                    record=record if self._send_record else None)
+
+    @property
+    def state(self) -> DiscoveryState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        suite = get_suite(self._suite)
+        return EnvironmentMetadata(
+            name=f"discoverygym-{self._suite}", version=__version__,
+            description=suite.description or f"discoverygym suite {self._suite}",
+            author="discoverygym developers")
+
+    def _end_unfinished(self, reason: str) -> None:
+        """Score an episode left unfinished (a failure, with the reason), which also
+        frees what it holds on the host. It goes to the records once a tool was called
+        in it: a reset alone (every plain HTTP /reset) played nothing."""
+        if self._episode is not None and not self._episode.done:
+            self._episode.end()
+            record = self._episode.record(agent=AGENT, error=reason)
+            if self._records is not None and self._state.step_count > 0:
+                self._records.write(_plain(record))
+
+    def close(self) -> None:
+        with self._lock:
+            self._end_unfinished("the session closed before the episode ended")
+
+
+def _plain(record: EpisodeRecord) -> dict[str, Any]:
+    """The record as plain JSON values (a suite's details may hold numpy scalars, which
+    the wire's serializer refuses)."""
+    return json.loads(record.to_json())
+
+
+class RecordSink:
+    """The server's records file (JSONL, one line per finished episode, flushed), shared
+    by every session. Never closed: sessions still closing as the server stops write
+    their last records after any shutdown hook would have run."""
+
+    def __init__(self, path: Path) -> None:
+        self._writer = RecordWriter(path)
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._writer.write(record)
+
+
+def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
+              *, max_sessions: int = 8, max_steps: int = 500,
+              session_timeout_s: float | None = 600.0, records: Path | None = None,
+              send_record: bool = True, client_options: frozenset[str] | None = None) -> Any:
+    """The ASGI app serving `suite` (any registered suite, plugins included). `records`:
+    a JSONL file every played episode's record is appended to; `send_record=False`
+    keeps records off the wire (the last observation still pays the score);
+    `client_options`: the episode options a reset may set (None: any)."""
+    from openenv.core.env_server import ConcurrencyConfig
+
+    get_suite(suite)  # an unknown suite fails here, not in every session
+    sink = RecordSink(records) if records is not None else None
+    factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps,
+                      records=sink, send_record=send_record,
+                      client_options=client_options)
+    app = create_fastapi_app(
+        factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                             session_timeout=session_timeout_s),
+        state_cls=DiscoveryState)
+    app.add_middleware(BoundedMessages, action_cls=DiscoveryAction)
+
+    async def refused(request: Any, exc: Exception) -> Any:
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"detail": clip(str(exc), 400)}, status_code=400)
+    app.add_exception_handler(ResetRefused, refused)
+    return app
+
+
+def serve(app: Any, host: str, port: int, ready: Callable[[str], None]) -> None:
+    """Run `app` with uvicorn on host:port (0 picks a free port); `ready` gets the base
+    URL once the socket is bound."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    config = uvicorn.Config(app, ws_max_size=WS_MAX_BYTES, log_level="warning")
+    sock.listen(config.backlog)  # clients that come before uvicorn starts wait, not fail
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    ready(f"http://{shown}:{sock.getsockname()[1]}")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,72 @@
+"""`discoverygym serve ...`: long-running servers that put a suite behind another
+framework's protocol. The framework is imported only when its command runs, so the
+command line starts without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+serve_app = typer.Typer(help="Serve a suite's episodes to other frameworks (OpenEnv).",
+                        no_args_is_help=True)
+
+OPENENV_MISSING = ("the OpenEnv server needs the `openenv` package: pip install "
+                   "'discoverygym[openenv]' in an environment of its own (openenv needs "
+                   "mcp<2, the MCP door needs mcp 2; see docs/doors.md)")
+
+
+def _names(listed: str) -> frozenset[str] | None:
+    """'*' -> None (any); otherwise the comma-separated names, as options are spelled in
+    Python (`world-seed` -> `world_seed`)."""
+    if listed.strip() == "*":
+        return None
+    return frozenset(n.strip().replace("-", "_") for n in listed.split(",") if n.strip())
+
+
+@serve_app.command("openenv", context_settings={"allow_extra_args": True,
+                                                "ignore_unknown_options": True})
+def serve_openenv(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help="Suite name (see `discoverygym list`).")],
+    task: Annotated[str | None, typer.Option(
+        help="Default task id for a reset that names none (default: the suite's first).")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free port; the URL is printed).")] = 8000,
+    max_sessions: Annotated[int, typer.Option(
+        help="Concurrent WebSocket sessions, each with its own episode.")] = 8,
+    max_steps: Annotated[int, typer.Option(
+        help="Tool calls per episode before it ends without an answer.")] = 500,
+    session_timeout: Annotated[float, typer.Option(
+        help="Seconds before an idle session not held by a WebSocket is closed.")] = 600.0,
+    records: Annotated[Path | None, typer.Option(
+        help="Append every finished episode's record to this JSONL file.")] = None,
+    send_record: Annotated[bool, typer.Option(
+        help="Send the record (truth included) with the last observation.")] = True,
+    client_options: Annotated[str, typer.Option(
+        help="Episode options a client's reset may set, comma separated ('*': any, '': "
+             "none). Options such as a large simulation resolution cost the server.")] = "*",
+):
+    """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
+    reset. Episode options follow the suite name (e.g. --world A --protocol
+    budget-obs-100); they are the defaults a client's reset `options` override."""
+    from ..cli import _episode_options, _parse_extra
+    from ..core import UnknownName
+
+    try:
+        from .openenv_server import build_app, serve
+    except ImportError as exc:
+        typer.echo(f"error: {OPENENV_MISSING} ({exc})", err=True)
+        raise typer.Exit(2) from exc
+    try:
+        app = build_app(suite, task, _episode_options(_parse_extra(list(ctx.args))),
+                        max_sessions=max_sessions, max_steps=max_steps,
+                        session_timeout_s=session_timeout, records=records,
+                        send_record=send_record,
+                        client_options=_names(client_options))
+    except (UnknownName, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    serve(app, host, port, lambda url: typer.echo(
+        f"discoverygym OpenEnv server for {suite}: {url} (WebSocket {url}/ws)", err=False))
