@@ -1,0 +1,134 @@
+"""Golden records: a fixed sample of every suite, played by scripted baselines on
+fixed seeds, whose records must not change when the code is reorganised.
+
+    python tools/golden_records.py            # write tests/data/golden_records.json
+    python tools/golden_records.py --check    # play the sample, compare, exit 1 on a change
+
+tests/test_golden_records.py plays the same sample and compares it with the committed
+file. Regenerate the file only for a change of behaviour that is meant, and say in the
+commit which records changed and why.
+
+What is kept of a record: everything but what depends on the run rather than on
+(agent, suite, task, seed, options): wall-clock seconds, the package version, and the
+paths and timings a suite writes into `details`. mad runs with `protocol=paper` only,
+its default protocol being under redesign, and with short horizons so the sample stays
+fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+GOLDEN_PATH = Path(__file__).resolve().parent.parent / "tests" / "data" / "golden_records.json"
+
+_GRAVITY = {"protocol": "budget-obs-100", "setup": "leak-free"}
+
+# (agent, suite, task_id, seed, options). Each suite: its honest baselines on a few
+# tasks that exercise different physics, and a trivial agent.
+SAMPLE: list[tuple[str, str, str, int, dict[str, Any]]] = [
+    ("expert-adaptive", "gravity", "period", 0, {"world": "A", **_GRAVITY}),
+    ("expert-adaptive", "gravity", "eccentricity", 3, {"world": "B", **_GRAVITY}),
+    ("expert-adaptive", "gravity", "linear_drag", 0, {"world": "DRAG1", **_GRAVITY}),
+    ("expert-adaptive", "gravity", "total_energy", 1, {"world": "UNB", **_GRAVITY}),
+    ("expert-adaptive", "gravity", "modified_gravity_power_law", 0,
+     {"world": "MG197", **_GRAVITY}),
+    ("expert-uniform", "gravity", "semi_major_axis", 2, {"world": "C", **_GRAVITY}),
+    ("expert-full", "gravity", "apoastron", 0,
+     {"world": "PM1", "protocol": "full-obs", "setup": "leak-free"}),
+    ("constant", "gravity", "period", 0, {"world": "A", **_GRAVITY}),
+    ("classical", "stargazer", "easy-000", 0, {"mode": "v2"}),
+    ("classical", "stargazer", "medium-001", 0, {"mode": "v1"}),
+    ("no-planet", "stargazer", "easy-001", 0, {}),
+    ("reference", "tpbench", "atwood-disk-pulley", 0, {}),
+    ("wrong-sign", "tpbench", "annulus-axis-field", 0, {}),
+    ("constant", "tpbench", "apsidal-angle-perturbed-kepler", 0, {}),
+    ("baseline", "packages", "gravity-force-law", 0, {}),
+    ("oracle", "packages", "rv-holdout-forecast", 0, {}),
+    ("baseline", "packages", "binary-drag-timescale", 0, {}),
+    ("constant", "packages", "gravity-force-law", 0, {}),
+    ("newtonian", "mad", "classical-normal", 0,
+     {"protocol": "paper", "t_max": 4.0, "query_horizon": 1.0}),
+    ("ballistic", "mad", "classical-kappa10", 1,
+     {"protocol": "paper", "t_max": 2.0, "query_horizon": 1.0}),
+    ("persistence", "mad", "fluid-normal", 0,
+     {"protocol": "paper", "resolution": 32, "t_max": 1.0, "query_horizon": 0.5}),
+    ("schrodinger", "mad", "quantum-normal", 0,
+     {"protocol": "paper", "t_max": 2.0, "query_horizon": 1.0}),
+]
+
+# Keys whose value depends on the run (clock, machine, install), not on the episode.
+RUN_DEPENDENT_KEYS = frozenset({"wall_s", "version", "agent_traceback"})
+
+
+def _strip(value: Any) -> Any:
+    """The value with run-dependent keys removed at every depth, and timing keys (ending
+    in `_s` under `details`, i.e. seconds measured) dropped."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items()
+                if k not in RUN_DEPENDENT_KEYS and not _is_timing(k)}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _is_timing(key: str) -> bool:
+    return key.endswith(("_seconds", "elapsed_s", "duration_s", "_path", "_dir"))
+
+
+def play(agent: str, suite: str, task_id: str, seed: int, options: dict[str, Any]) -> dict:
+    """The record of one episode of the sample, as JSON data without run-dependent keys."""
+    from discoverygym.run.episode_worker import play_scripted
+
+    spec = {"suite": suite, "task_id": task_id, "seed": seed, "options": dict(options)}
+    record = play_scripted(spec, agent)
+    # Through JSON, as a run writes it, so the file compares like for like.
+    return _strip(json.loads(json.dumps(record, default=_json_default, sort_keys=True)))
+
+
+def _json_default(value: Any) -> Any:
+    from discoverygym.core.record import _json_default as record_default
+
+    return record_default(value)
+
+
+def play_sample() -> list[dict]:
+    """Every record of the sample, in SAMPLE order."""
+    return [play(*entry) for entry in SAMPLE]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--timing", action="store_true", help="print seconds per episode")
+    parser.add_argument("--out", type=Path, default=GOLDEN_PATH, help="file to write or check")
+    args = parser.parse_args(argv)
+    records = []
+    for entry in SAMPLE:
+        start = time.perf_counter()
+        records.append(play(*entry))
+        if args.timing:
+            print(f"{time.perf_counter() - start:6.2f} s  {entry[:3]}", file=sys.stderr)
+    if args.check:
+        golden = json.loads(args.out.read_text())
+        changed = [i for i, (a, b) in enumerate(zip(records, golden, strict=False)) if a != b]
+        if len(records) != len(golden) or changed:
+            print(f"records differ: {[SAMPLE[i][:3] for i in changed]}")
+            return 1
+        print(f"{len(records)} records identical")
+        return 0
+    crashed = [SAMPLE[i][:3] for i, r in enumerate(records)
+               if str(r["error"]).startswith("agent crashed")]
+    if crashed:
+        print(f"agents crashed, nothing written: {crashed}")
+        return 1
+    args.out.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(records)} records to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
