@@ -1,7 +1,7 @@
 """Reorganising the code changes no record: a fixed sample of every suite, played by
 scripted baselines on fixed seeds, gives the records committed in
 tests/data/golden_records.json (written by tools/golden_records.py), value for value,
-floats exactly. A change of behaviour that is meant regenerates the file with the tool
+floats exactly, and shows the agent the same prompt and workspace (a digest). A change of behaviour that is meant regenerates the file with the tool
 and says so in its commit."""
 
 from __future__ import annotations
@@ -58,6 +58,19 @@ def test_only_run_dependent_fields_are_left_out():
               "details": {"agent_traceback": "...", "elapsed_s": 0.4, "law": "normal"}}
     assert golden_tool._strip(record) == {"value": 1.5, "usage": {"observations": 7},
                                           "details": {"law": "normal"}}
+
+
+def test_the_digest_of_what_the_agent_saw_sees_the_last_bit_and_no_run_dependent_entry():
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"t": [0.0, 1.0], "x": [0.5, 0.25]})
+    base = golden_tool._digest(["prompt", {"data": frame, "OUTPUT_DIR": "/tmp/a"}])
+    nudged = frame.copy()
+    nudged.loc[1, "x"] = np.nextafter(0.25, 1.0)
+    assert golden_tool._digest(["prompt", {"data": nudged, "OUTPUT_DIR": "/tmp/a"}]) != base
+    assert golden_tool._digest(["prompt", {"data": frame, "OUTPUT_DIR": "/tmp/b"}]) == base
+    assert golden_tool._digest(["prompt.", {"data": frame, "OUTPUT_DIR": "/tmp/a"}]) != base
 
 
 @pytest.mark.parametrize("index", range(len(golden_tool.SAMPLE)),

@@ -10,9 +10,10 @@ commit which records changed and why.
 
 What is kept of a record: everything but what depends on the run rather than on
 (agent, suite, task, seed, options): wall-clock seconds, the package version, and the
-paths and timings a suite writes into `details`. mad runs with `protocol=paper` only,
-its default protocol being under redesign, and with short horizons so the sample stays
-fast."""
+paths and timings a suite writes into `details`. A digest of the prompt and of the
+agent's workspace at the end (`seen_by_agent`) stands for the data it was shown, which
+a record does not hold. mad runs with `protocol=paper` only, its default protocol
+being under redesign, and with short horizons so the sample stays fast."""
 
 from __future__ import annotations
 
@@ -80,19 +81,63 @@ def _is_timing(key: str) -> bool:
 
 
 def play(agent: str, suite: str, task_id: str, seed: int, options: dict[str, Any]) -> dict:
-    """The record of one episode of the sample, as JSON data without run-dependent keys."""
-    from discoverygym.run.episode_worker import play_scripted
+    """The record of one episode of the sample, as JSON data without run-dependent keys,
+    with `seen_by_agent`: a digest of the prompt and of the workspace when the agent
+    finished (the data it was given and measured, which the record does not hold)."""
+    from discoverygym.core import EpisodeSpec
+    from discoverygym.run.episode_worker import play_built
 
-    spec = {"suite": suite, "task_id": task_id, "seed": seed, "options": dict(options)}
-    record = play_scripted(spec, agent)
+    episode = EpisodeSpec(suite, task_id, seed, dict(options)).build()
+    record = play_built(episode, suite, agent)
     # Through JSON, as a run writes it, so the file compares like for like.
-    return _strip(json.loads(json.dumps(record, default=_json_default, sort_keys=True)))
+    out = _strip(json.loads(record.to_json()))
+    view = episode.view()
+    out["seen_by_agent"] = _digest([view.prompt, view.workspace()])
+    return out
 
 
-def _json_default(value: Any) -> Any:
-    from discoverygym.core.record import _json_default as record_default
+# Workspace entries that name a temporary folder or a clock reading (packages).
+_WORKSPACE_RUN_DEPENDENT = ("DATA_DIR", "OUTPUT_DIR", "time_remaining_s")
 
-    return record_default(value)
+
+def _digest(value: Any) -> str:
+    """sha256 of a canonical byte form of prompts, dicts, lists, numpy arrays, pandas
+    frames and scalars: equal exactly when every number is equal to the bit."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    _feed(value, digest.update)
+    return digest.hexdigest()
+
+
+def _feed(value: Any, update: Any) -> None:
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, dict):
+        update(b"{")
+        for key in sorted(value, key=str):
+            if key not in _WORKSPACE_RUN_DEPENDENT:
+                update(repr(key).encode())
+                _feed(value[key], update)
+        update(b"}")
+    elif isinstance(value, list | tuple):
+        update(b"[")
+        for item in value:
+            _feed(item, update)
+        update(b"]")
+    elif isinstance(value, pd.DataFrame):
+        _feed({"columns": [str(c) for c in value.columns],
+               **{str(c): value[c].to_numpy() for c in value.columns}}, update)
+    elif isinstance(value, np.ndarray):
+        update(f"{value.dtype}{value.shape}".encode())
+        update(value.tobytes() if value.dtype != object else repr(value.tolist()).encode())
+    elif isinstance(value, float):
+        update(value.hex().encode())
+    elif value is None or isinstance(value, str | int | bool | np.generic):
+        update(repr(value).encode())
+    else:
+        raise TypeError(f"no canonical form for {type(value).__name__} in a workspace")
 
 
 def play_sample() -> list[dict]:
