@@ -177,3 +177,18 @@ def test_type_checking_imports_are_not_arrows_but_their_else_branch_is(tmp_path)
     _write(tmp_path, {"pkg/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                    "    pass\nelse:\n    from .a import A\nB = 1\n")})
     assert cycles(import_graph(tmp_path, "pkg")) == [["pkg.a", "pkg.b"]]
+
+
+def test_core_and_shared_physics_import_nothing_above_them():
+    """core/ (the contract) imports only core; physics/ (what several suites share)
+    imports nothing of the package, so a suite may use it without importing another.
+    Both may read the package's version (its root `__init__`, which imports nothing)."""
+    graph = import_graph(PACKAGE_ROOT, "discoverygym")
+    assert graph["discoverygym"] == set()
+    for layer in ("discoverygym.core", "discoverygym.physics"):
+        members = [m for m in graph if m == layer or m.startswith(layer + ".")]
+        assert members
+        for module in members:
+            outside = {t for t in graph[module] if t != "discoverygym"
+                       and t != layer and not t.startswith(layer + ".")}
+            assert outside == set(), (module, outside)
