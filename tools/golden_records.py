@@ -72,18 +72,18 @@ RUN_DEPENDENT_KEYS = frozenset({"wall_s", "version", "agent_traceback"})
 
 
 def _strip(value: Any) -> Any:
-    """The value with run-dependent keys removed at every depth, and timing keys (ending
-    in `_s` under `details`, i.e. seconds measured) dropped."""
+    """The value without run-dependent keys, at every depth: those named in
+    RUN_DEPENDENT_KEYS and those whose name says they hold seconds measured or a path
+    (today: usage.wall_s, version and tpbench's verification.duration_s)."""
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items()
-                if k not in RUN_DEPENDENT_KEYS and not _is_timing(k)}
+                if k not in RUN_DEPENDENT_KEYS and not k.endswith(_RUN_DEPENDENT_SUFFIXES)}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     return value
 
 
-def _is_timing(key: str) -> bool:
-    return key.endswith(("_seconds", "elapsed_s", "duration_s", "_path", "_dir"))
+_RUN_DEPENDENT_SUFFIXES = ("_seconds", "elapsed_s", "duration_s", "_path", "_dir")
 
 
 def play(agent: str, suite: str, task_id: str, seed: int, options: dict[str, Any]) -> dict:
