@@ -166,6 +166,9 @@ def _fresh_process_settings() -> None:
                            "too late to pin its threads")
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                        "MKL_NUM_THREADS": "1"})
+    # The sample is of the built-in suites; a plugin named for another purpose (the
+    # tests' toy suite, importable only from tests/) must not stop it.
+    os.environ.pop("DISCOVERYGYM_PLUGINS", None)
 
 
 def main(argv: list[str] | None = None) -> int:
