@@ -58,9 +58,11 @@ def test_the_sample_covers_every_suite_and_mad_only_under_the_paper_protocol():
 
 def test_only_run_dependent_fields_are_left_out():
     record = {"value": 1.5, "usage": {"wall_s": 3.2, "observations": 7}, "version": "1.0",
-              "details": {"agent_traceback": "...", "elapsed_s": 0.4, "law": "normal"}}
+              "details": {"agent_traceback": "...", "elapsed_s": 0.4, "law": "normal",
+                          "verification": {"isolation": "unshare", "verdict": "wrong"}}}
     assert golden_tool._strip(record) == {"value": 1.5, "usage": {"observations": 7},
-                                          "details": {"law": "normal"}}
+                                          "details": {"law": "normal",
+                                                      "verification": {"verdict": "wrong"}}}
 
 
 def test_the_digest_of_what_the_agent_saw_sees_the_last_bit_and_no_run_dependent_entry():

@@ -68,13 +68,15 @@ SAMPLE: list[tuple[str, str, str, int, dict[str, Any]]] = [
 ]
 
 # Keys whose value depends on the run (clock, machine, install), not on the episode.
-RUN_DEPENDENT_KEYS = frozenset({"wall_s", "version", "agent_traceback"})
+# `isolation` is the sandbox level the machine allows (bubblewrap, unshare, ...).
+RUN_DEPENDENT_KEYS = frozenset({"wall_s", "version", "agent_traceback", "isolation"})
 
 
 def _strip(value: Any) -> Any:
     """The value without run-dependent keys, at every depth: those named in
     RUN_DEPENDENT_KEYS and those whose name says they hold seconds measured or a path
-    (today: usage.wall_s, version and tpbench's verification.duration_s)."""
+    (today: usage.wall_s, version, and tpbench's verification.duration_s and
+    isolation)."""
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items()
                 if k not in RUN_DEPENDENT_KEYS and not k.endswith(_RUN_DEPENDENT_SUFFIXES)}
