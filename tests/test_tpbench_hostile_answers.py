@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.suites.tpbench import sympy_worker
+from discoverygym.suites.tpbench import compare
 
 PROBLEM = "bead-hoop-equilibrium"  # one number per test input
 
@@ -77,7 +77,7 @@ def test_hostile_answers_fail_with_a_reason(code):
 def test_a_symbolic_bomb_is_compared_outside_the_host_under_a_limit(monkeypatch):
     """An expression sympy cannot simplify in time: the worker is stopped at its limit
     (lowered here) and every symbolic test fails with the reason."""
-    monkeypatch.setattr(sympy_worker, "TIME_LIMIT_S", 3.0)
+    monkeypatch.setattr(compare, "TIME_LIMIT_S", 3.0)
     record = _submit(BINOMIAL_BOMB)
     assert record.passed is False
     messages = [t["message"] for t in record.details["verification"]["tests"]

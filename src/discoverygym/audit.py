@@ -273,14 +273,14 @@ _TPBENCH_ANSWERS = {
 
 
 def tpbench_attacks(problems: str | None, limit_s: float = 5.0) -> list[Outcome]:
-    from .suites.tpbench import sympy_worker
+    from .suites.tpbench import compare
 
     suite = get_suite("tpbench")
     options = {"problems": problems} if problems else {}
     task = suite.plan(**options)[0].task_id
     outcomes = []
-    saved = sympy_worker.TIME_LIMIT_S
-    sympy_worker.TIME_LIMIT_S = limit_s  # the audit keeps its own runs short
+    saved = compare.TIME_LIMIT_S
+    compare.TIME_LIMIT_S = limit_s  # the audit keeps its own runs short
     try:
         for label, code in _TPBENCH_ANSWERS.items():
             def attack(code=code) -> tuple[bool, str]:
@@ -294,7 +294,7 @@ def tpbench_attacks(problems: str | None, limit_s: float = 5.0) -> list[Outcome]
             outcomes.append(_guard("tpbench", f"{label} ({task})",
                                    "a failed record with a reason, no hang", attack))
     finally:
-        sympy_worker.TIME_LIMIT_S = saved
+        compare.TIME_LIMIT_S = saved
     return outcomes
 
 

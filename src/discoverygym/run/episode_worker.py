@@ -6,18 +6,23 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from ..core import EpisodeSpec, is_privileged, make_agent, play_agent
+from ..core import Episode, EpisodeRecord, EpisodeSpec, is_privileged, make_agent, play_agent
 
 
 def play_scripted(spec: dict[str, Any], agent: str) -> dict[str, Any]:
     """Build the episode from `spec`, let the named agent solve it through its view,
     and return the record as a dict. An agent crash is recorded, never raised."""
     episode_spec = EpisodeSpec(**spec)
-    episode = episode_spec.build()
+    return play_built(episode_spec.build(), episode_spec.suite, agent).to_dict()
+
+
+def play_built(episode: Episode, suite: str, agent: str) -> EpisodeRecord:
+    """Let the named agent of `suite` solve an episode already built, and return its
+    record. An agent crash is recorded, never raised."""
     error = None
     player = None
     try:
-        player = make_agent(episode_spec.suite, agent)
+        player = make_agent(suite, agent)
         play_agent(player, episode)
     except Exception as exc:
         error = f"agent crashed: {type(exc).__name__}: {exc}"
@@ -29,4 +34,4 @@ def play_scripted(spec: dict[str, Any], agent: str) -> dict[str, Any]:
         record.details["privileged_agent"] = True
     if tb:
         record.details["agent_traceback"] = tb
-    return record.to_dict()
+    return record

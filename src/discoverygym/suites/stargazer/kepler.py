@@ -3,44 +3,17 @@
 Convention (used by the generator, the evaluator and the agents alike):
 mean anomaly M(t) = M0 + 2 pi (t - t_ref) / P, with the phase given as the mean
 longitude l = omega + M0 at t_ref; true anomaly nu from Kepler's equation
-E - e sin E = M; RV(t) = K [cos(nu + omega) + e cos(omega)] (m/s)."""
+E - e sin E = M (`physics.kepler`); RV(t) = K [cos(nu + omega) + e cos(omega)] (m/s)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-TWO_PI = 2.0 * np.pi
+from ...physics.kepler import TWO_PI, true_anomaly
+
 # RV semi-amplitude of a 1 MJup companion on a 1-yr circular edge-on orbit around 1 Msun.
 K_JUPITER_MS = 28.4329
-
-
-def solve_kepler(mean_anomaly: ArrayLike, e: ArrayLike, tol: float = 1e-12,
-                 max_iter: int = 50) -> NDArray[np.float64]:
-    """Eccentric anomaly E solving E - e sin E = M (radians), vectorised over M and e.
-
-    Newton iteration from the starting guess E0 = M + 0.85 e sign(sin M) (Danby), which
-    converges for every e in [0, 1); iterates until |dE| < tol everywhere."""
-    m = np.mod(np.asarray(mean_anomaly, dtype=float), TWO_PI)
-    ecc = np.broadcast_to(np.asarray(e, dtype=float), m.shape)
-    if np.any((ecc < 0) | (ecc >= 1)):
-        raise ValueError("eccentricity must lie in [0, 1)")
-    big_e = m + 0.85 * ecc * np.sign(np.sin(m))
-    for _ in range(max_iter):
-        f = big_e - ecc * np.sin(big_e) - m
-        step = f / (1.0 - ecc * np.cos(big_e))
-        big_e = big_e - step
-        if np.all(np.abs(step) < tol):
-            break
-    return big_e
-
-
-def true_anomaly(mean_anomaly: ArrayLike, e: ArrayLike) -> NDArray[np.float64]:
-    """True anomaly (radians) for a mean anomaly and eccentricity."""
-    big_e = solve_kepler(mean_anomaly, e)
-    ecc = np.asarray(e, dtype=float)
-    return 2.0 * np.arctan2(np.sqrt(1 + ecc) * np.sin(big_e / 2),
-                            np.sqrt(1 - ecc) * np.cos(big_e / 2))
 
 
 def rv_keplerian(t_days: ArrayLike, P_days: float, K_ms: float, e: float, omega_rad: float,

@@ -7,20 +7,35 @@ the same infinity. Sequences (list, tuple, numpy array) are interchangeable when
 shapes agree and compare element by element; dicts need the same keys. Booleans,
 strings and None compare exactly (a boolean is not a number here). Sympy expressions
 agree when the simplified difference is zero, or else when they agree numerically at
-seeded sample points of their free symbols (treated as positive reals)."""
+seeded sample points of their free symbols (treated as positive reals).
+
+An answer may return a sympy expression that is expensive to build or to simplify
+(`binomial(10**6, 5*10**5)` several times, `2**(10**11)`): sympy evaluates such
+things eagerly, and `simplify` has no time limit. The host never builds an answer's
+expression: `compare_isolated` sends the tagged JSON of both sides to a separate
+process (`sympy_worker.py`) that sets its own limits first, builds and compares. A
+timeout, a crash or unreadable output makes every pending pair a failed comparison
+with the reason, never a hang."""
 
 from __future__ import annotations
 
 import cmath
+import json
 import math
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ...core.bounded import Bounds, UnsafeInput, loads
 from .harness import encode_value
 
 MAX_SYMPY_NODES = 2000
+MARKER = "===TPBENCH-SYMPY-VERDICTS==="
+TIME_LIMIT_S = 20.0      # for one batch (all symbolic tests of one answer)
+MEMORY_MB = 2048
 
 
 class DecodeError(ValueError):
@@ -254,8 +269,6 @@ def compare_values(got: Any, expected: Any, *, rtol: float, atol: float,
                    seed: int = 0) -> tuple[bool, str]:
     """(agree, reason) for an answer's output against the reference output."""
     if isinstance(expected, SympyTree) or isinstance(got, SympyTree):
-        from .sympy_worker import compare_isolated
-
         return compare_isolated([(got, expected, seed)], rtol=rtol, atol=atol)[0]
     if isinstance(expected, SympyValue) or isinstance(got, SympyValue):
         return _compare_sympy(got, expected, rtol=rtol, atol=atol, seed=seed)
@@ -371,3 +384,38 @@ def relative_difference(got: Any, expected: Any) -> float:
     except (TypeError, ValueError):
         same = False
     return 0.0 if same else math.inf
+
+
+def compare_isolated(pairs: list[tuple[Any, Any, int]], *, rtol: float, atol: float,
+                     time_limit_s: float | None = None,
+                     memory_mb: int | None = None) -> list[tuple[bool, str]]:
+    """(agree, reason) for each (got, expected, seed), computed in a limited process
+    (TIME_LIMIT_S and MEMORY_MB unless given)."""
+    if not pairs:
+        return []
+    time_limit_s = TIME_LIMIT_S if time_limit_s is None else time_limit_s
+    memory_mb = MEMORY_MB if memory_mb is None else memory_mb
+    request = json.dumps({"rtol": rtol, "atol": atol,
+                          "pairs": [[encode_for_cache(g), encode_for_cache(e), int(seed)]
+                                    for g, e, seed in pairs]})
+    code = "from discoverygym.suites.tpbench.sympy_worker import main; main()"
+    failed = lambda why: [(False, why)] * len(pairs)  # noqa: E731
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(memory_mb), str(time_limit_s)],
+                              input=request.encode(), capture_output=True,
+                              timeout=time_limit_s, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return failed(f"symbolic comparison stopped after the {time_limit_s:g} s limit "
+                      "(the expression is too expensive to evaluate)")
+    out = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0 or MARKER not in out:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        why = "memory limit" if "MemoryError" in tail[0] else f"exit {proc.returncode}"
+        return failed(f"symbolic comparison failed ({why}): {tail[0][:200]}")
+    try:
+        verdicts = loads(out.rsplit(MARKER, 1)[1].strip(), Bounds(max_depth=4))
+        if not isinstance(verdicts, list) or len(verdicts) != len(pairs):
+            raise UnsafeInput("wrong number of verdicts")
+        return [(bool(ok), str(why)[:500]) for ok, why in verdicts]
+    except (UnsafeInput, TypeError, ValueError) as exc:
+        return failed(f"symbolic comparison unreadable: {exc}")

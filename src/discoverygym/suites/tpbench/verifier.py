@@ -15,12 +15,18 @@ from typing import Any
 
 from ...core.bounded import Bounds, UnsafeInput, loads
 from ...core.paths import cache_dir
-from .compare import DecodeError, compare_values, contains_sympy, decode_value, encode_for_cache
+from .compare import (
+    DecodeError,
+    compare_isolated,
+    compare_values,
+    contains_sympy,
+    decode_value,
+    encode_for_cache,
+)
 from .execute import ExecutionResult, execute_candidate
 from .harness import build_script, encode_value
 from .inputs import InputSet, generate_inputs
 from .problem import Problem
-from .sympy_worker import compare_isolated
 
 VERDICTS = ("correct", "wrong", "error", "timeout", "no_code")
 

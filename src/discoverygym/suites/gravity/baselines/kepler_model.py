@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import least_squares
 
+from ....physics.kepler import eccentric_anomaly, hyperbolic_anomaly
 from .measurements import (
     CONSERVATION_TOLERANCE,
     INVERSE_SQUARE_TOLERANCE,
@@ -22,29 +23,6 @@ from .measurements import (
     fit_power_law_exponent,
     scaled_lstsq,
 )
-
-
-def solve_kepler(mean_anomaly: np.ndarray, eccentricity: float) -> np.ndarray:
-    """Eccentric anomaly E with E - e sin E = M (elliptic) or hyperbolic anomaly H with
-    e sinh H - H = M (e > 1), by Newton iteration."""
-    m = np.asarray(mean_anomaly, dtype=float)
-    e = float(eccentricity)
-    if e < 1:
-        wrapped = np.mod(m + np.pi, 2 * np.pi) - np.pi
-        x = wrapped + 0.85 * e * np.sign(np.sin(wrapped))
-        for _ in range(60):
-            step = (x - e * np.sin(x) - wrapped) / (1 - e * np.cos(x))
-            x = x - step
-            if np.max(np.abs(step)) < 1e-14:
-                break
-        return x + (m - wrapped)
-    x = np.arcsinh(m / e)
-    for _ in range(100):
-        step = (e * np.sinh(x) - x - m) / (e * np.cosh(x) - 1)
-        x = x - step
-        if np.max(np.abs(step)) < 1e-14:
-            break
-    return x
 
 
 @dataclass(frozen=True)
@@ -80,8 +58,11 @@ class KeplerOrbit:
         return self.mean_motion**2 * self.semi_major_axis_m**3
 
     def anomaly(self, time_s: np.ndarray) -> np.ndarray:
+        """Eccentric (bound) or hyperbolic anomaly at the given times."""
         mean = np.abs(self.mean_motion) * (np.asarray(time_s) - self.periastron_time_s)
-        return solve_kepler(mean, self.eccentricity)
+        if self.bound:
+            return eccentric_anomaly(mean, self.eccentricity)
+        return hyperbolic_anomaly(mean, self.eccentricity)
 
     def in_plane(self, anomaly: np.ndarray) -> tuple[np.ndarray, ...]:
         """Plane coordinates (x, y) and velocities (vx, vy) at eccentric (or

@@ -23,7 +23,8 @@ from astropy.timeseries import LombScargle
 from numpy.typing import NDArray
 from scipy.optimize import least_squares, minimize_scalar
 
-from discoverygym.suites.stargazer.kepler import TWO_PI, rv_keplerian, solve_kepler
+from discoverygym.physics.kepler import TWO_PI, eccentric_anomaly
+from discoverygym.suites.stargazer.kepler import rv_keplerian
 
 SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
 YEAR_DAYS = 365.25
@@ -170,7 +171,7 @@ def keplerian_sum(data: RVData, x: NDArray[np.float64],
     tau = data.t_days - data.t_ref_days
     n_motion = TWO_PI / period
     mean_anom = (lam - omega)[:, None] + n_motion[:, None] * tau[None, :]
-    big_e = solve_kepler(mean_anom, e[:, None])
+    big_e = eccentric_anomaly(mean_anom, e[:, None])
     ec = e[:, None]
     root = np.sqrt(1.0 - ec * ec)
     den = 1.0 - ec * np.cos(big_e)
@@ -483,7 +484,7 @@ def keplerian_scan(data: RVData, residual_ms: NDArray[np.float64],
                                 + TWO_PI * tau[None, None, None, :]
                                 / periods[:, None, None, None], shape)
     e4 = np.broadcast_to(ecc[None, :, None, None], shape)
-    big_e = solve_kepler(mean_anom, e4)
+    big_e = eccentric_anomaly(mean_anom, e4)
     den = 1.0 - e4 * np.cos(big_e)
     cos_nu = (np.cos(big_e) - e4) / den
     sin_nu = np.sqrt(1.0 - e4 * e4) * np.sin(big_e) / den
