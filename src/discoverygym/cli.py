@@ -429,6 +429,11 @@ def _mount_subcommands() -> None:
 
 _mount_subcommands()
 
+# The verifiers door (the [rl] extra; its modules import verifiers only when they run).
+from .adapters.verifiers_env.cli import rl_app  # noqa: E402
+
+app.add_typer(rl_app, name="rl")
+
 
 def main() -> None:  # pragma: no cover
     app()

@@ -2,6 +2,6 @@
 verifiers taskset id names a top-level module that exports one Taskset (and here the
 default Harness) through `__all__`."""
 
-from discoverygym.adapters.verifiers_env import DiscoveryHarness, DiscoveryTaskset
+from discoverygym.adapters.verifiers_env.taskset import DiscoveryHarness, DiscoveryTaskset
 
 __all__ = ["DiscoveryHarness", "DiscoveryTaskset"]

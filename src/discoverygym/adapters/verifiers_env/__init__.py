@@ -1,5 +1,4 @@
-"""The verifiers (Prime Intellect, `verifiers.v1`) door: the `[rl]` extra."""
-
-from .taskset import DiscoveryHarness, DiscoveryTask, DiscoveryTaskset, DiscoveryTasksetConfig
-
-__all__ = ["DiscoveryHarness", "DiscoveryTask", "DiscoveryTaskset", "DiscoveryTasksetConfig"]
+"""The verifiers (Prime Intellect, `verifiers.v1`) door, the `[rl]` extra: `taskset`
+(the environment), `toolset` (a rollout's tool server), `selection` (the splits),
+`launch` and `cli` (local runs). Nothing here imports verifiers until used, so the
+`discoverygym` command works without the extra."""
