@@ -31,17 +31,27 @@ def local_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def prepare_chat_helper() -> Path:
-    """Install the chat harness's helper script where the subprocess runtime looks for it,
-    with a lock file beside it, so that rollouts later need no package index (without
-    the lock, `uv sync --script` asks the index on every rollout). Needs the index once.
-    Returns the script's path."""
+def _helper_script() -> tuple[Path, bytes]:
     from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
     from verifiers.v1.runtimes.subprocess import SubprocessRuntime
 
     data = CHAT_PROGRAM_SOURCE.encode()
     # The name the runtime gives the script (`Runtime.prepare_uv_script`).
-    script = Path(SubprocessRuntime.scripts_dir) / f"{hashlib.sha256(data).hexdigest()}.py"
+    return Path(SubprocessRuntime.scripts_dir) / f"{hashlib.sha256(data).hexdigest()}.py", data
+
+
+def helper_ready() -> bool:
+    """Whether `prepare_chat_helper` has run for this verifiers version."""
+    script, _ = _helper_script()
+    return script.exists() and Path(f"{script}.lock").exists()
+
+
+def prepare_chat_helper() -> Path:
+    """Install the chat harness's helper script where the subprocess runtime looks for it,
+    with a lock file beside it, so that rollouts later need no package index (without
+    the lock, `uv sync --script` asks the index on every rollout). Needs the index once.
+    Returns the script's path."""
+    script, data = _helper_script()
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_bytes(data)
     for command in ("lock", "sync"):
