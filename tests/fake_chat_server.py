@@ -5,6 +5,7 @@ for the verifiers door's rollouts: the model named in a request picks the script
   results in the conversation, so the same decisions as on every other door.
 - `hostile`: unreadable arguments, an unknown tool, arguments that are not an object,
   a number no float holds, then a text reply without a tool call (no answer).
+- `python`: one call of the sandboxed `python` tool, then an answer.
 - `silent`: a text reply without a tool call.
 - `status-500`, `status-429`: every request fails with that status.
 
@@ -20,6 +21,9 @@ from typing import Any
 
 HOSTILE = [("probe", '{"x": '), ("teleport", '{"x": 1}'), ("probe", "[1, 2]"),
            ("probe", '{"x": 1' + "0" * 400 + "}")]
+
+PYTHON = [("python", json.dumps({"code": "print(6 * 7)"})),
+          ("submit", json.dumps({"answer": 50.0}))]
 
 
 def parity_steps(replies: list[str]) -> tuple[str, dict[str, Any]] | None:
@@ -45,6 +49,8 @@ def next_calls(model: str, messages: list[dict[str, Any]]) -> list[tuple[str, st
         return [] if step is None else [(step[0], json.dumps(step[1]))]
     if model == "hostile":
         return HOSTILE[len(replies):len(replies) + 1]
+    if model == "python":
+        return PYTHON[len(replies):len(replies) + 1]
     return []
 
 

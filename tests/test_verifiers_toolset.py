@@ -194,3 +194,46 @@ def test_the_taskset_is_the_split_and_its_tasks_carry_the_prompt_not_the_truth()
     assert not train.bounded and [t.data.seed for t in train.take(3)] == [0, 1, 2]
     with pytest.raises(UnknownName, match="no option --nope"):
         DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", options={"nope": "1"}))
+
+
+def test_the_suite_limits_for_model_doors_reach_the_task_and_stop_the_rollout():
+    data = task_data(SPEC)
+    assert (data.max_turns, data.max_tokens, data.timeout.agent) == (30, 1_000_000, 300)
+    task = DiscoveryTask(data, DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState())
+    assert task.agent_limit(trace) is False
+    short = DiscoveryTask(data.model_copy(update={"max_turns": 0}), DiscoveryTaskConfig())
+    assert short.agent_limit(trace) is True
+
+
+def test_a_gravity_episode_with_the_python_tool_through_the_toolset():
+    """Observe, compute in the sandboxed interpreter (refreshed after each observation),
+    submit: the period of world A, as an MCP client does on the MCP door."""
+    spec = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "budget-obs-100"})
+    toolset = EpisodeToolset(EpisodeToolsetConfig())
+    asyncio.run(toolset.setup_task(task_data(spec)))
+    state = EpisodeState()
+    try:
+        assert [s.name for s in toolset.tool_specs()][-1] == "python"
+        end = float(_call(toolset, state, "python", {"code": "print(window[1])"}).split()[-1])
+        for k in range(10):  # at most 10 times per observe call
+            times = [end * (10 * k + i) / 99 for i in range(10)]
+            result = asyncio.run(toolset.answer("observe", {"times": times}, state))
+            assert not result.is_error, result.text
+        code = """
+import numpy as np
+from scipy.signal import lombscargle
+t = observations["time"].to_numpy() * units["time_to_s"]
+r = np.hypot(observations["star2_x"] - observations["star1_x"],
+             observations["star2_y"] - observations["star1_y"]).to_numpy()
+periods = np.linspace(t[-1] / 30, t[-1] / 2, 20000)
+print(periods[np.argmax(lombscargle(t, r - r.mean(), 2 * np.pi / periods))])
+"""
+        period_s = float(_call(toolset, state, "python", {"code": code}).split()[-1])
+        _call(toolset, state, "submit", {"answer": period_s})
+    finally:
+        asyncio.run(toolset._finish())
+    record = _record(state)
+    assert record["passed"], (record["answer"], record["truth"])
+    # python calls are not the episode's tool calls, as on the MCP door
+    assert record["usage"]["observations"] == 100 and record["usage"]["tool_calls"] == 11

@@ -15,7 +15,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.harnesses.null import NullHarness
 
-from ...core import EpisodeSpec, get_suite
+from ...core import AgentLimits, EpisodeSpec, get_suite
 from ...core.bounded import UnsafeInput, clip, loads, quote
 from ...core.record import episode_key
 from .calls import canonical
@@ -33,6 +33,10 @@ class DiscoveryData(vf.TaskData):
     task_id: str
     seed: int = 0
     options: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int | None = None
+    """The suite's conversation limit (`AgentLimits.messages`), as model turns."""
+    max_tokens: int | None = None
+    """The suite's token limit (input and output)."""
 
 
 class DiscoveryTaskConfig(vf.TaskConfig):
@@ -96,6 +100,14 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         """The episode has ended (an answer was submitted): no further model turn."""
         return trace.state.done
 
+    @vf.stop
+    def agent_limit(self, trace: vf.Trace) -> bool:
+        """The suite's limits for model doors: turns (a turn is a model message and
+        the tool results it asked for) and tokens; its time limit is `timeout.agent`."""
+        d = self.data
+        return ((d.max_turns is not None and trace.num_turns >= d.max_turns)
+                or (d.max_tokens is not None and trace.num_total_tokens >= d.max_tokens))
+
     @vf.reward
     async def episode_score(self, trace: vf.Trace) -> float:
         """The episode's score. (Not named `score`: that would shadow `Task.score`.)"""
@@ -135,15 +147,29 @@ class DiscoveryTasksetConfig(vf.TasksetConfig):
     task: DiscoveryTaskConfig = DiscoveryTaskConfig()
 
 
+def agent_limits(spec: EpisodeSpec) -> AgentLimits:
+    """The suite's limits for this episode: narrowed by tier where the suite has them
+    (the rule of the Inspect door)."""
+    suite = get_suite(spec.suite)
+    if not suite.tier_limits:
+        return suite.agent_limits
+    tags = next((t.tags for t in suite.tasks() if t.id == spec.task_id), {})
+    tier = tags.get("tier") or spec.options.get("tier")
+    return suite.tier_limits.get(str(tier), suite.agent_limits)
+
+
 def task_data(spec: EpisodeSpec) -> DiscoveryData:
-    """The TaskData of an episode: its spec and its prompt (the episode is built here
-    for the prompt and released again; the tool server builds its own)."""
+    """The TaskData of an episode: its spec, its prompt and its limits (the episode is
+    built here for the prompt and released again; the tool server builds its own)."""
     episode = spec.build()
     prompt = episode.prompt
     episode.record()  # frees what the episode holds on the host (temporary folders)
+    limits = agent_limits(spec)
     return DiscoveryData(suite=spec.suite, task_id=spec.task_id, seed=spec.seed,
                          options=dict(spec.options), prompt=prompt,
                          system_prompt=get_suite(spec.suite).agent_note or None,
+                         max_turns=max(1, limits.messages // 2), max_tokens=limits.tokens,
+                         timeout=vf.TaskTimeout(agent=float(limits.time_s)),
                          id=episode_key(spec.suite, spec.task_id, spec.seed, spec.options),
                          name=f"{spec.suite}/{spec.task_id}")
 

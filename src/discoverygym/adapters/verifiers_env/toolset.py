@@ -12,7 +12,7 @@ from typing import Any
 
 import verifiers.v1 as vf
 
-from ...core import Episode, EpisodeSpec, ToolResult
+from ...core import Episode, EpisodeSpec, ToolResult, get_suite
 from ..interpreter_tool import PYTHON_TOOL, InterpreterTool
 from ..mcp_server import _content
 from .calls import CallLedger
@@ -44,7 +44,9 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options))
         self.episode = await asyncio.to_thread(spec.build)
         if self.config.interpreter:
-            self.python = InterpreterTool(self.episode)
+            limits = get_suite(spec.suite).python_limits
+            self.python = InterpreterTool(self.episode, time_limit_s=limits.time_limit_s,
+                                          cpu_s=limits.cpu_s, memory_mb=limits.memory_mb)
         self._exit_stack.push_async_callback(self._finish)
 
     @classmethod
