@@ -43,6 +43,9 @@ class ParityAgent:
 register_agents("toy", {"parity": "test_verifiers_rollout:ParityAgent"})
 
 
+MODELS = ["parity", "python", "hostile", "silent", "status-500", "status-429"]
+
+
 @pytest.fixture(scope="module")
 def chat_server():
     from discoverygym.adapters.verifiers_env.launch import helper_ready
@@ -80,13 +83,19 @@ def _rollouts(server: FakeChat, tmp: Path, models: list[str]) -> dict[str, dict[
     return traces
 
 
+@pytest.fixture(scope="module")
+def traces(chat_server, tmp_path_factory) -> dict[str, dict[str, Any]]:
+    """Every scripted model's rollout, played once for the module, all at once."""
+    return _rollouts(chat_server, tmp_path_factory.mktemp("rollouts"), MODELS)
+
+
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
     return {**{k: record[k] for k in FIELDS}, **{k: record["usage"][k] for k in USAGE}}
 
 
-def test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door(chat_server,
+def test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door(traces,
                                                                             tmp_path):
-    trace = _rollouts(chat_server, tmp_path, ["parity"])["parity"]
+    trace = traces["parity"]
     assert trace["ok"] and trace["stop_condition"] == "episode_over", trace["errors"]
     record = trace["info"]["record"]
     assert record["seed"] == 0 and record["agent"] == "verifiers"
@@ -101,9 +110,14 @@ def test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door(cha
     assert "truth" not in json.dumps([n["message"] for n in trace["nodes"]])
 
 
-def test_a_hostile_model_leaves_failed_rollouts_with_reasons(chat_server, tmp_path):
-    traces = _rollouts(chat_server, tmp_path, ["hostile", "silent", "status-500",
-                                               "status-429"])
+def test_the_python_tool_runs_in_its_sandbox_during_a_rollout(traces):
+    replies = [n["message"]["content"] for n in traces["python"]["nodes"]
+               if n["message"]["role"] == "tool"]
+    assert replies[0].strip() == "42", replies
+    assert traces["python"]["info"]["record"]["usage"]["tool_calls"] == 1  # the submit
+
+
+def test_a_hostile_model_leaves_failed_rollouts_with_reasons(traces):
     hostile = traces["hostile"]
     record = hostile["info"]["record"]
     assert hostile["ok"] and hostile["rewards"]["episode_score"]["score"] == 0.0
