@@ -59,12 +59,14 @@ def test_a_world_seed_that_could_be_a_training_world_is_refused_for_evaluation()
     held_out = eval_specs("gravity", {"tasks": "period", "world-seed": str(EVAL_SEED_START)})
     assert held_out and all(s.options["world_seed"] == EVAL_SEED_START for s in held_out)
     with pytest.raises(ValueError, match="own procedural worlds"):
-        next(train_specs("gravity", {"world-seed": str(EVAL_SEED_START)}))
+        train_specs("gravity", {"world-seed": str(EVAL_SEED_START)})
 
 
 def test_bad_selection_is_a_clear_error():
     with pytest.raises(UnknownName, match="no option --bogus"):
         eval_specs("toy", {"bogus": "1"})
+    with pytest.raises(UnknownName, match="no option --bogus"):
+        train_specs("toy", {"bogus": "1"})  # before the first episode is asked for
     with pytest.raises(ValueError, match="Unknown split"):
         split_specs("toy", "test")
     with pytest.raises(ValueError, match="at least 1"):

@@ -60,7 +60,8 @@ def eval_specs(suite: str, raw: dict[str, str] | None = None, seeds: int = 1) ->
 
 def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[EpisodeSpec]:
     """Training episodes, endless: round r plays every planned task with seed r (and,
-    where the suite draws procedural worlds and none was chosen, on world r)."""
+    where the suite draws procedural worlds and none was chosen, on world r). A bad
+    selection fails here, not at the first episode."""
     options = _parsed(suite, raw or {})
     if WORLD_SEED in options:
         raise ValueError("The training split draws its own procedural worlds; give no "
@@ -68,6 +69,11 @@ def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[Episo
     procedural = (not any(options.get(k) for k in _WORLD_CHOICES)
                   and any(o.name == WORLD_SEED for o in get_suite(suite).run_options))
     fixed = None if procedural else _base(suite, options)
+    return _rounds(suite, options, fixed)
+
+
+def _rounds(suite: str, options: dict[str, Any],
+            fixed: list[EpisodeSpec] | None) -> Iterator[EpisodeSpec]:
     for seed in itertools.count():
         if seed >= EVAL_SEED_START:
             return
