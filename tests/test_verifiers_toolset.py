@@ -237,3 +237,16 @@ print(periods[np.argmax(lombscargle(t, r - r.mean(), 2 * np.pi / periods))])
     assert record["passed"], (record["answer"], record["truth"])
     # python calls are not the episode's tool calls, as on the MCP door
     assert record["usage"]["observations"] == 100 and record["usage"]["tool_calls"] == 11
+
+
+def test_a_local_run_uses_the_subprocess_runtime_and_pushes_nothing():
+    from discoverygym.adapters.verifiers_env.launch import eval_command
+
+    argv = eval_command("gravity", model="m", base_url="http://127.0.0.1:9/v1",
+                        api_key_var="K", options={"protocol": "full-obs", "world-seed": "5"},
+                        split="train", limit=3)
+    assert "--no-push" in argv
+    assert argv[argv.index("--env.agent.runtime.type") + 1] == "subprocess"
+    assert argv[argv.index("--env.taskset.options.protocol") + 1] == "full-obs"
+    assert argv[argv.index("--env.taskset.options.world_seed") + 1] == "5"
+    assert argv[argv.index("-n") + 1] == "3"
