@@ -1,8 +1,9 @@
 """The tool server of one rollout: a `vf.Toolset` (an MCP server in its own process)
 that builds the rollout's episode from its TaskData and serves the episode's tools and
-the sandboxed `python` tool. The episode, and so the truth, lives only in this process;
-the record leaves it through the rollout state once the episode is over (or the server
-is stopped), never in a tool result."""
+the sandboxed `python` tool. The live episode is only in this process and the model
+reaches it only through these tools; the record (truth included) leaves through the
+rollout state once the episode is over (or the server is stopped), never in a tool
+result."""
 
 from __future__ import annotations
 
