@@ -40,7 +40,8 @@ test: install-dev system-deps
 # openai>=3.4), so it has an environment of its own. `discoverygym rl setup` installs
 # the chat harness's helper (uv, with a lock) once, so the rollout tests run offline.
 RL_VENV := .venv-rl
-RL_TESTS := tests/test_verifiers_splits.py tests/test_verifiers_toolset.py tests/test_verifiers_rollout.py
+RL_TESTS := tests/test_verifiers_splits.py tests/test_verifiers_toolset.py tests/test_verifiers_retries.py \
+	tests/test_verifiers_rollout.py
 $(RL_VENV)/bin/python:
 	$(PY) -m venv $(RL_VENV)
 	$(RL_VENV)/bin/python -m pip install -q --upgrade pip
