@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-openenv install install-dev system-deps harbor-venv lint bench clean
+.PHONY: demo test test-openenv test-rl install install-rl install-dev system-deps harbor-venv lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,6 +46,7 @@ harbor-venv:
 test: install-dev system-deps harbor-venv
 	$(BIN)/python -m pytest -q || [ $$? -eq 5 ]
 	$(MAKE) test-openenv
+	$(MAKE) test-rl
 
 # The OpenEnv door in an environment of its own: openenv needs mcp<2 (through fastmcp),
 # the MCP door needs mcp 2, so [openenv] is not in [all] (docs/doors.md).
@@ -58,6 +59,25 @@ test-openenv: $(OPENENV_VENV)/bin/python
 	$(OPENENV_VENV)/bin/python -m pip install -q -e ".[openenv,gym,dev]"
 	$(OPENENV_VENV)/bin/python -m pytest -q tests/test_openenv_door.py
 
+# The verifiers door ([rl]) cannot share .venv with [inspect] (openai<3 against
+# openai>=3.4), so it has an environment of its own. `discoverygym rl setup` installs
+# the chat harness's helper (uv, with a lock) once, so the rollout tests run offline.
+RL_VENV := .venv-rl
+RL_TESTS := tests/test_verifiers_splits.py tests/test_verifiers_toolset.py tests/test_verifiers_retries.py \
+	tests/test_verifiers_rollout.py
+$(RL_VENV)/bin/python:
+	$(PY) -m venv $(RL_VENV)
+	$(RL_VENV)/bin/python -m pip install -q --upgrade pip
+
+install-rl: $(RL_VENV)/bin/python
+	$(RL_VENV)/bin/python -m pip install -q -e ".[rl,gym,dev]"
+	$(RL_VENV)/bin/discoverygym rl setup
+
+test-rl:
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "test-rl: verifiers needs Python >= 3.11 ($(PY) is older); skipped"; exit 0; }; \
+	$(MAKE) install-rl && $(RL_VENV)/bin/python -m pytest -q $(RL_TESTS)
+
 lint: install-dev
 	$(BIN)/ruff check src tests bench
 
@@ -65,4 +85,4 @@ bench: install-dev
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
 clean:
-	rm -rf $(VENV) $(HARBOR_VENV) $(OPENENV_VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(HARBOR_VENV) $(OPENENV_VENV) $(RL_VENV) build *.egg-info src/*.egg-info .pytest_cache

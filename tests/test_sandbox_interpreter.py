@@ -171,3 +171,34 @@ def test_kill_uid_reaches_every_process_of_that_uid_and_no_other():
         bystander.kill()
         for p in sleepers:
             p.kill()
+
+
+
+_ON_DESCRIPTOR = """
+import os, sys
+from discoverygym.sandbox import Interpreter
+lowest = int(sys.argv[1])
+held = []
+while (fd := os.open(os.devnull, os.O_RDONLY)) < lowest:
+    held.append(fd)
+os.close(fd)
+if any(os.path.exists(f"/proc/self/fd/{n}") for n in range(lowest, lowest + 4)):
+    sys.exit("descriptors taken")
+with Interpreter({"x": 1}) as interp:
+    print(interp.execute("x + 1").value)
+"""
+
+
+@pytest.mark.parametrize("lowest", [6, 9])
+def test_interpreter_starts_when_its_pipes_land_on_descriptor_9(lowest):
+    """Before: the bubblewrap launch hands bwrap its options on descriptor 9 (`9<file`),
+    which replaced a protocol pipe that landed there, and the interpreter died at start
+    ('Bad file descriptor' inside). That happens in a process with a few descriptors
+    more than a bare one (an event loop's); a fresh process makes its pipes land on 9,
+    as the reply pipe's write end (lowest free 6) or the command pipe's read end (9)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _ON_DESCRIPTOR, str(lowest)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split()[-1:] == ["2"], done.stderr[-1500:]

@@ -443,6 +443,10 @@ _mount_subcommands()
 from .adapters.harbor.cli import export_app  # noqa: E402
 
 app.add_typer(export_app, name="export")
+# The verifiers door (the [rl] extra; its modules import verifiers only when they run).
+from .adapters.verifiers_env.cli import rl_app  # noqa: E402
+
+app.add_typer(rl_app, name="rl")
 
 
 def main() -> None:  # pragma: no cover

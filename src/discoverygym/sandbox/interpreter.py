@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pickle
@@ -53,6 +54,18 @@ class _OverLimit(Exception):
     """The sandbox as a whole went over its memory or process limit."""
 
 
+def _pipe_above_args_fd() -> tuple[int, int]:
+    """`os.pipe()` with both ends at descriptor 10 or above. The bubblewrap launch hands
+    bwrap its options on descriptor 9 (`9<file`), which replaced a protocol pipe that
+    landed there: in a process with a few more descriptors open (an event loop's), the
+    interpreter died at start."""
+    ends = []
+    for fd in os.pipe():
+        ends.append(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10))
+        os.close(fd)
+    return ends[0], ends[1]
+
+
 class Interpreter:
     """A Python interpreter in a sandboxed process, holding state between executions.
 
@@ -86,8 +99,8 @@ class Interpreter:
         started = time.perf_counter()
         config = self.config
         self._layout = Layout.create(self.isolation, config)
-        cmd_r, self._cmd_w = os.pipe()
-        self._reply_r, reply_w = os.pipe()
+        cmd_r, self._cmd_w = _pipe_above_args_fd()
+        self._reply_r, reply_w = _pipe_above_args_fd()
         settings = {"cmd_fd": cmd_r, "reply_fd": reply_w,
                     "output_limit_chars": int(config.output_limit_chars),
                     "preload": dict(config.preload)}

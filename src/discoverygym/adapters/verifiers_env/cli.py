@@ -1,0 +1,59 @@
+"""`discoverygym rl ...`: the verifiers door from the command line (the [rl] extra,
+imported only when a command runs)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+rl_app = typer.Typer(help="verifiers (RL) environments: setup and local evaluation.",
+                     no_args_is_help=True)
+
+
+@rl_app.command("setup")
+def setup_cmd() -> None:
+    """Install the chat harness's helper (needs the package index once; rollouts after
+    it run offline)."""
+    from .launch import prepare_chat_helper
+
+    typer.echo(f"chat helper ready: {prepare_chat_helper()}")
+
+
+@rl_app.command("eval", context_settings={"allow_extra_args": True,
+                                          "ignore_unknown_options": True})
+def eval_cmd(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help="Suite name (see `discoverygym list`).")],
+    model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. "
+                                               "http://localhost:8000/v1.")],
+    api_key_var: Annotated[str, typer.Option(help="Environment variable holding the "
+                                                  "endpoint's key.")] = "OPENAI_API_KEY",
+    split: Annotated[str, typer.Option(help="eval (held-out seeds) or train.")] = "eval",
+    seeds: Annotated[int, typer.Option(help="eval: episodes per task.")] = 1,
+    limit: Annotated[int | None, typer.Option("-n", help="Play the first N tasks.")] = None,
+    rollouts: Annotated[int, typer.Option("-r", help="Rollouts per task.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Output directory of vf-eval.")] = None,
+):
+    """Evaluate a model on a suite with `vf-eval`, locally: subprocess runtime, nothing
+    uploaded. Suite options follow as in `discoverygym run`."""
+    from ...cli import _parse_extra
+    from ...core import UnknownName
+    from .launch import eval_command, local_env
+    from .selection import split_specs
+
+    options = _parse_extra(list(ctx.args))
+    try:
+        if split == "train" and limit is None:
+            raise ValueError("The train split is endless; say how many tasks with -n.")
+        next(iter(split_specs(suite, split, options, seeds)), None)
+    except (UnknownName, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    argv = eval_command(suite, model=model, base_url=base_url, api_key_var=api_key_var,
+                        options=options, split=split, seeds=seeds, limit=limit,
+                        rollouts=rollouts, out=out)
+    raise typer.Exit(subprocess.run(argv, env=local_env()).returncode)

@@ -1,0 +1,91 @@
+"""Which episodes a verifiers taskset holds: the selection of `discoverygym run` (the
+suite's own run options), split so that training can never see an evaluation episode.
+
+- **eval**: the suite's plan for the given options (its published tasks and worlds),
+  each played with episode seeds from the held-out range `[EVAL_SEED_START,
+  EVAL_SEED_START + seeds)`; a procedural world (`world_seed`) must come from that
+  range too.
+- **train**: the same planned tasks with seeds `0, 1, 2, ...` (never reaching
+  `EVAL_SEED_START`), on procedural worlds of the same seeds where the suite has them
+  (a `world_seed` run option) and no world was chosen. Endless: a trainer takes what it
+  needs.
+
+Pure Python over the registry: no verifiers import, no suite named."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ...core import EpisodeSpec, get_suite
+
+#: First seed of the held-out evaluation range; training seeds stay below it.
+EVAL_SEED_START = 1_000_000
+SPLITS = ("train", "eval")
+#: The run option through which a suite draws procedural worlds.
+WORLD_SEED = "world_seed"
+_WORLD_CHOICES = ("world", "worlds", WORLD_SEED)
+
+
+def _parsed(suite: str, raw: dict[str, str]) -> dict[str, Any]:
+    return get_suite(suite).parse_options({str(k): str(v) for k, v in raw.items()})
+
+
+def _base(suite: str, options: dict[str, Any]) -> list[EpisodeSpec]:
+    """The plan's distinct (task, options) pairs, seed left at 0: a suite's own seed
+    options (`seeds`, `attempts`) only repeat a task, and the split sets the seeds."""
+    seen: dict[str, EpisodeSpec] = {}
+    for spec in get_suite(suite).plan(**options):
+        key = json.dumps([spec.task_id, spec.options], sort_keys=True, default=str)
+        seen.setdefault(key, EpisodeSpec(spec.suite, spec.task_id, 0, dict(spec.options)))
+    if not seen:
+        raise ValueError(f"The selection {options or '(defaults)'} holds no episode of {suite}.")
+    return list(seen.values())
+
+
+def eval_specs(suite: str, raw: dict[str, str] | None = None, seeds: int = 1) -> list[EpisodeSpec]:
+    """The evaluation episodes: every planned task once per held-out seed."""
+    if seeds < 1:
+        raise ValueError("seeds must be at least 1.")
+    options = _parsed(suite, raw or {})
+    world_seed = options.get(WORLD_SEED)
+    if world_seed is not None and int(world_seed) < EVAL_SEED_START:
+        raise ValueError(f"An evaluation world_seed must be at least {EVAL_SEED_START}; "
+                         "lower world seeds are training worlds.")
+    return [EpisodeSpec(s.suite, s.task_id, EVAL_SEED_START + k, s.options)
+            for k in range(seeds) for s in _base(suite, options)]
+
+
+def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[EpisodeSpec]:
+    """Training episodes, endless: round r plays every planned task with seed r (and,
+    where the suite draws procedural worlds and none was chosen, on world r). A bad
+    selection fails here, not at the first episode."""
+    options = _parsed(suite, raw or {})
+    if WORLD_SEED in options:
+        raise ValueError("The training split draws its own procedural worlds; give no "
+                         "world_seed for it.")
+    procedural = (not any(options.get(k) for k in _WORLD_CHOICES)
+                  and any(o.name == WORLD_SEED for o in get_suite(suite).run_options))
+    fixed = None if procedural else _base(suite, options)
+    return _rounds(suite, options, fixed)
+
+
+def _rounds(suite: str, options: dict[str, Any],
+            fixed: list[EpisodeSpec] | None) -> Iterator[EpisodeSpec]:
+    for seed in itertools.count():
+        if seed >= EVAL_SEED_START:
+            return
+        for spec in fixed or _base(suite, {**options, WORLD_SEED: seed}):
+            yield EpisodeSpec(spec.suite, spec.task_id, seed, spec.options)
+
+
+def split_specs(suite: str, split: str, raw: dict[str, str] | None = None,
+                seeds: int = 1) -> Iterator[EpisodeSpec]:
+    """The episodes of `split` ("train" or "eval")."""
+    if split == "eval":
+        return iter(eval_specs(suite, raw, seeds))
+    if split == "train":
+        return train_specs(suite, raw)
+    raise ValueError(f"Unknown split {split!r}; splits: {', '.join(SPLITS)}.")

@@ -1,0 +1,155 @@
+"""The tool server of one rollout: a `vf.Toolset` (an MCP server in its own process)
+that builds the rollout's episode from its TaskData and serves the episode's tools and
+the sandboxed `python` tool. The live episode is only in this process and the model
+reaches it only through these tools; the record (truth included) leaves through the
+rollout state once the episode is over (or the server is stopped), never in a tool
+result."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import verifiers.v1 as vf
+
+from ...core import Episode, EpisodeSpec, ToolResult, get_suite
+from ..interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..mcp_server import _content
+from .calls import CallLedger
+from .state import EpisodeState
+
+AGENT = "verifiers"
+
+
+class EpisodeToolsetConfig(vf.ToolsetConfig):
+    interpreter: bool = True
+    """Offer the sandboxed `python` tool beside the episode's own tools."""
+
+
+class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
+    # The model sees the episode's tool names as its prompt spells them (`observe`,
+    # `submit`), not `<server>_observe`.
+    TOOL_PREFIX = None
+
+    def __init__(self, config: EpisodeToolsetConfig) -> None:
+        super().__init__(config)
+        self.episode: Episode | None = None
+        self.python: InterpreterTool | None = None
+        self.ledger = CallLedger()
+        self._refusals_seen: set[str] = set()
+        self._recorded = False
+        self._lock = asyncio.Lock()
+
+    async def setup_task(self, task: Any) -> None:
+        spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options))
+        self.episode = await asyncio.to_thread(spec.build)
+        if self.config.interpreter:
+            limits = get_suite(spec.suite).python_limits
+            self.python = InterpreterTool(self.episode, time_limit_s=limits.time_limit_s,
+                                          cpu_s=limits.cpu_s, memory_mb=limits.memory_mb)
+        self._exit_stack.push_async_callback(self._finish)
+
+    @classmethod
+    def run(cls) -> None:
+        """The server process's entry point. uvicorn re-raises the SIGTERM that stopped
+        it once it has shut down; with the default handler that would kill the process
+        before `_finish` leaves the record."""
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        super().run()
+
+    def register(self, mcp: Any) -> None:
+        # The episode's tools have JSON schemas of their own: serve them as they are
+        # instead of deriving schemas from Python signatures (as NeMoGymToolset does).
+        mcp.list_tools = self._with_state(self.list_tools)
+        mcp.call_tool = self._with_state(self.call_tool)
+
+    def tool_specs(self) -> list[Any]:
+        specs = list(self.episode.tool_specs()) if self.episode is not None else []
+        return specs + ([PYTHON_TOOL] if self.python is not None else [])
+
+    async def list_tools(self) -> list[Any]:
+        import mcp.types as types
+
+        specs = self.tool_specs()
+        self.state.tools = [s.name for s in specs]
+        return [types.Tool(name=s.name, description=s.description,
+                           input_schema=dict(s.parameters)) for s in specs]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        import mcp.types as types
+
+        async with self._lock:  # a retry may arrive while its first attempt still runs
+            result = await self.answer(name, arguments, self.state)
+        return types.CallToolResult(content=_content(result), is_error=result.is_error)
+
+    async def answer(self, name: str, arguments: Any, state: EpisodeState) -> ToolResult:
+        """Run one request against the episode, charging each call id once."""
+        if self.episode is None:
+            return ToolResult("The episode is not ready.", is_error=True)
+        self._count_refusals(state)
+        call_id = self.ledger.identify(name, arguments, state.calls)
+        if call_id in self.ledger.answers:
+            return self.ledger.answers[call_id]
+        if self.python is not None and name == PYTHON_TOOL.name:
+            code = arguments.get("code") if isinstance(arguments, dict) else None
+            result = await asyncio.to_thread(self.python.run, code)
+        else:
+            result = await asyncio.to_thread(self.episode.call, name, arguments)
+            if self.python is not None and not result.is_error:
+                await asyncio.to_thread(self.python.refresh)
+        if self.episode.done:
+            self._write_record(state, None)
+            result = ToolResult(result.text + "\n\nThe episode has ended.",
+                                is_error=result.is_error, images=result.images)
+        self.ledger.answer(call_id, name, arguments, result)
+        return result
+
+    def _count_refusals(self, state: EpisodeState) -> None:
+        """Calls the Task refused before they ran count as the episode's tool errors,
+        as on every other door (`Episode.refuse`)."""
+        for refusal in state.refused:
+            if refusal.id not in self._refusals_seen and self.episode is not None:
+                self._refusals_seen.add(refusal.id)
+                self.episode.refuse(refusal.name, refusal.reason)
+
+    def _write_record(self, state: EpisodeState, error: str | None) -> None:
+        if self._recorded or self.episode is None:
+            return
+        self._recorded = True
+        state.done = True
+        state.record_json = self.episode.record(agent=AGENT, error=error).to_json()
+
+    async def _finish(self) -> None:
+        """At shutdown: an episode that ended without an answer still leaves its record
+        (a failed one, with the reason), pushed to the rollout state."""
+        try:
+            if not self._recorded and self.episode is not None:
+                await self._push_final()
+        finally:
+            if self.python is not None:
+                await asyncio.to_thread(self.python.close)
+
+    async def _push_final(self) -> None:
+        import httpx
+
+        url, secret, route = self._state_channel()
+        if not url:
+            self._write_record(EpisodeState(), "the rollout ended without an answer")
+            return
+        headers = {"Authorization": f"Bearer {secret}"}
+        if route:
+            headers["X-Verifiers-State-Route"] = route
+        # The SDK's client is closed by now; one short-lived client of our own.
+        async with httpx.AsyncClient(timeout=10) as client:
+            pulled = await client.get(url, headers=headers)
+            state = self._state_adapter.validate_json(pulled.content)
+            self._count_refusals(state)
+            self._write_record(state, "the rollout ended without an answer")
+            await client.put(url, content=self._state_adapter.dump_json(state),
+                             headers={**headers, "Content-Type": "application/json"})
+
+
+if __name__ == "__main__":
+    EpisodeToolset.run()

@@ -1,0 +1,73 @@
+"""The verifiers door's train/eval split cannot leak: evaluation plays the suite's
+planned (published) tasks on held-out seeds, training never reaches them, and a
+procedural world is never shared. Pure Python over the registry: runs without the
+[rl] extra."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import toy_suite
+from discoverygym.adapters.verifiers_env import selection
+from discoverygym.adapters.verifiers_env.selection import (
+    EVAL_SEED_START,
+    eval_specs,
+    split_specs,
+    train_specs,
+)
+from discoverygym.core import UnknownName, episode_key
+
+toy_suite.install()
+
+
+def _keys(specs) -> set[str]:
+    return {episode_key(s.suite, s.task_id, s.seed, s.options) for s in specs}
+
+
+def test_eval_plays_every_planned_task_on_held_out_seeds():
+    specs = eval_specs("toy", seeds=3)
+    assert [s.seed for s in specs] == [EVAL_SEED_START, EVAL_SEED_START + 1, EVAL_SEED_START + 2]
+    assert {(s.task_id, tuple(s.options.items())) for s in specs} == {("guess", (("budget", 10),))}
+
+
+def test_train_and_eval_share_no_episode_and_train_stops_below_the_held_out_range(monkeypatch):
+    train = list(itertools.islice(train_specs("toy"), 500))
+    assert [s.seed for s in train] == list(range(500))
+    assert not _keys(train) & _keys(eval_specs("toy", seeds=5))
+    monkeypatch.setattr(selection, "EVAL_SEED_START", 7)
+    assert [s.seed for s in train_specs("toy")] == list(range(7))  # ends, never reaches 7
+
+
+def test_training_draws_procedural_worlds_and_evaluation_the_published_ones():
+    train = list(itertools.islice(train_specs("gravity", {"tasks": "period"}), 3))
+    assert [(s.task_id, s.seed, s.options["world_seed"]) for s in train] == [
+        ("period", 0, 0), ("period", 1, 1), ("period", 2, 2)]
+    evaluation = eval_specs("gravity", {"tasks": "period", "worlds": "A,B"})
+    assert [(s.options["world"], s.seed) for s in evaluation] == [
+        ("A", EVAL_SEED_START), ("B", EVAL_SEED_START)]
+    assert not any("world_seed" in s.options for s in evaluation)
+    # a chosen world stays fixed in training, on training seeds
+    fixed = list(itertools.islice(train_specs("gravity", {"tasks": "period", "worlds": "A"}), 2))
+    assert [(s.options["world"], s.seed) for s in fixed] == [("A", 0), ("A", 1)]
+
+
+def test_a_world_seed_that_could_be_a_training_world_is_refused_for_evaluation():
+    with pytest.raises(ValueError, match="at least"):
+        eval_specs("gravity", {"tasks": "period", "world-seed": "12"})
+    held_out = eval_specs("gravity", {"tasks": "period", "world-seed": str(EVAL_SEED_START)})
+    assert held_out and all(s.options["world_seed"] == EVAL_SEED_START for s in held_out)
+    with pytest.raises(ValueError, match="own procedural worlds"):
+        train_specs("gravity", {"world-seed": str(EVAL_SEED_START)})
+
+
+def test_bad_selection_is_a_clear_error():
+    with pytest.raises(UnknownName, match="no option --bogus"):
+        eval_specs("toy", {"bogus": "1"})
+    with pytest.raises(UnknownName, match="no option --bogus"):
+        train_specs("toy", {"bogus": "1"})  # before the first episode is asked for
+    with pytest.raises(ValueError, match="Unknown split"):
+        split_specs("toy", "test")
+    with pytest.raises(ValueError, match="at least 1"):
+        eval_specs("toy", seeds=0)

@@ -1,0 +1,252 @@
+"""The verifiers door's tool server and Task, driven directly (no rollout, no model):
+the episode's tools served with their own schemas, a call charged once per call id
+however often the MCP client resends it, calls the Task refuses counted as free tool
+errors, hostile arguments answered with short free errors, the record left in the
+rollout state and never in a tool result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("verifiers.v1")
+
+import verifiers.v1 as vf  # noqa: E402
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from verifiers.v1.trace import AgentInfo, TraceTask  # noqa: E402
+
+import toy_suite  # noqa: E402
+from discoverygym.adapters.verifiers_env.calls import canonical  # noqa: E402
+from discoverygym.adapters.verifiers_env.state import (  # noqa: E402
+    EpisodeState,
+    ProposedCall,
+    Refusal,
+)
+from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
+    DiscoveryTask,
+    DiscoveryTaskConfig,
+    DiscoveryTaskset,
+    DiscoveryTasksetConfig,
+    episode_record,
+    task_data,
+)
+from discoverygym.adapters.verifiers_env.toolset import (  # noqa: E402
+    EpisodeToolset,
+    EpisodeToolsetConfig,
+)
+from discoverygym.core import EpisodeSpec, UnknownName  # noqa: E402
+
+toy_suite.install()
+SPEC = EpisodeSpec("toy", "guess", 3, {"budget": 10})
+
+
+def _toolset(spec: EpisodeSpec = SPEC) -> EpisodeToolset:
+    toolset = EpisodeToolset(EpisodeToolsetConfig(interpreter=False))
+    asyncio.run(toolset.setup_task(task_data(spec)))
+    return toolset
+
+
+def _call(toolset: EpisodeToolset, state: EpisodeState, name: str, args) -> str:
+    return asyncio.run(toolset.answer(name, args, state)).text
+
+
+def _record(state: EpisodeState) -> dict:
+    assert state.done and state.record_json is not None
+    return json.loads(state.record_json)
+
+
+def test_the_toolset_serves_the_episode_tools_with_their_schemas():
+    toolset = _toolset()
+    mcp = MCPServer("test")
+    toolset.register(mcp)
+    tools = {t.name: t for t in asyncio.run(mcp.list_tools())}
+    assert set(tools) == {"probe", "submit"}
+    assert tools["probe"].input_schema["properties"] == {"x": {"type": "number"}}
+    result = asyncio.run(mcp.call_tool("probe", {"x": 50.0}))
+    assert not result.is_error and result.content[0].text.startswith("above:")
+
+
+def test_bisection_through_the_toolset_passes_and_the_record_reaches_the_state_only():
+    toolset, state = _toolset(), EpisodeState()
+    lo, hi, texts = 0.0, 100.0, []
+    for _ in range(9):
+        mid = (lo + hi) / 2
+        texts.append(_call(toolset, state, "probe", {"x": mid}))
+        lo, hi = (mid, hi) if "True" in texts[-1] else (lo, mid)
+    assert not state.done and state.record_json is None
+    texts.append(_call(toolset, state, "submit", {"answer": (lo + hi) / 2}))
+    record = _record(state)
+    assert record["passed"] and record["agent"] == "verifiers" and record["seed"] == 3
+    assert record["usage"]["observations"] == 9 and record["usage"]["tool_calls"] == 10
+    truth = repr(record["truth"])
+    assert "ended" in texts[-1] and not any(truth in t or "abs_error" in t for t in texts)
+
+
+def test_a_resent_call_is_charged_once_and_identical_calls_each_once():
+    """The chat harness's MCP client resends a failed call up to 6 times; the Task's
+    hook has noted each proposed call's id in the state."""
+    toolset = _toolset()
+    state = EpisodeState(calls=[
+        ProposedCall(id="c1", name="probe", arguments=canonical({"x": 50.0})),
+        ProposedCall(id="c2", name="probe", arguments=canonical({"x": 25.0})),
+        ProposedCall(id="c3", name="probe", arguments=canonical({"x": 10.0})),
+        ProposedCall(id="c4", name="probe", arguments=canonical({"x": 10.0}))])
+    first = _call(toolset, state, "probe", {"x": 50.0})
+    assert [_call(toolset, state, "probe", {"x": 50.0}) for _ in range(5)] == [first] * 5
+    assert toolset.episode.usage.observations == 1
+    _call(toolset, state, "probe", {"x": 25.0})
+    assert toolset.episode.usage.observations == 2
+    _call(toolset, state, "probe", {"x": 10.0})  # c3
+    _call(toolset, state, "probe", {"x": 10.0})  # c4: a second call, not a resend
+    _call(toolset, state, "probe", {"x": 10.0})  # c4 resent
+    assert toolset.episode.usage.observations == 4
+    assert set(toolset.ledger.answers) == {"c1", "c2", "c3", "c4"}
+    assert toolset.episode.usage.tool_calls == 4  # resends are not calls either
+
+
+def test_calls_the_task_refused_count_as_free_tool_errors_in_the_record():
+    toolset = _toolset()
+    state = EpisodeState(refused=[Refusal(id="r1", name="teleport", reason="no such tool")])
+    _call(toolset, state, "probe", {"x": 50.0})
+    _call(toolset, state, "probe", {"x": 50.0 + 1})  # the refusal is counted once
+    _call(toolset, state, "submit", {"answer": 1.0})
+    usage = _record(state)["usage"]
+    assert (usage["tool_calls"], usage["tool_errors"], usage["observations"]) == (4, 1, 2)
+
+
+def test_hostile_arguments_are_short_free_errors_and_the_episode_goes_on():
+    toolset, state = _toolset(), EpisodeState()
+    deep: object = 0
+    for _ in range(200):
+        deep = [deep]
+    for value in (10**400, deep, "y" * 3_000_000, [0.5] * 300_000, float("nan")):
+        result = asyncio.run(toolset.answer("probe", {"x": value}, state))
+        assert result.is_error and len(result.text) < 1000
+    assert asyncio.run(toolset.answer("probe", "not an object", state)).is_error
+    assert toolset.episode.usage.observations == 0 and toolset.episode.usage.tool_errors == 6
+    _call(toolset, state, "submit", {"answer": 50.0})
+    assert _record(state)["answer"] == 50.0
+
+
+def _trace(task: DiscoveryTask, state: EpisodeState) -> vf.Trace:
+    return vf.Trace(task=TraceTask(type="DiscoveryTask", data=task.data, key=task.key,
+                                   hash=task.hash),
+                    state=state, agent=AgentInfo(config=vf.AgentConfig()))
+
+
+def test_the_task_notes_proposed_calls_and_refuses_what_no_tool_takes():
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState(tools=["probe", "submit"]))
+    calls = [vf.ToolCall(id="a", name="probe", arguments='{"x": 5}'),
+             vf.ToolCall(id="b", name="teleport", arguments="{}"),
+             vf.ToolCall(id="c", name="probe", arguments='{"x": '),
+             vf.ToolCall(id="d", name="probe", arguments="[1]"),
+             vf.ToolCall(id="e", name="probe", arguments="[" * 5000 + "]" * 5000)]
+    turn = [vf.UserMessage(content="prompt"), vf.AssistantMessage(tool_calls=calls)]
+    verdicts = {}
+    for call in calls:
+        probe = vf.ToolMessage(tool_call_id=call.id, name=call.name, content="")
+        out = task.identify_call(vf.Request(messages=[*turn, probe]), trace)
+        verdicts[call.id] = None if out is None else out.messages[-1].content
+        # the same call seen again (the harness's next request) changes nothing
+        assert task.identify_call(vf.Request(messages=[*turn, probe]), trace) is None
+    assert verdicts["a"] is None
+    assert all("Nothing was charged" in verdicts[k] and len(verdicts[k]) < 700 for k in "bcde")
+    assert [c.id for c in trace.state.calls] == ["a"]
+    assert trace.state.calls[0].arguments == canonical({"x": 5})
+    assert [r.id for r in trace.state.refused] == ["b", "c", "d", "e"]
+
+
+def test_reward_metrics_and_stop_read_the_record_from_the_state():
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    toolset, state = _toolset(), EpisodeState()
+    trace = _trace(task, state)
+    assert task.episode_over(trace) is False
+    _call(toolset, state, "probe", {"x": 50.0})
+    _call(toolset, state, "submit", {"answer": 50.0})
+    assert task.episode_over(trace) is True
+    asyncio.run(task.score(trace))
+    record = trace.info["record"]
+    assert trace.rewards["episode_score"].score == record["score"]
+    assert trace.metrics["observations"] == 1 and trace.metrics["passed"] == float(record["passed"])
+
+
+def test_a_rollout_that_left_no_record_scores_zero_with_the_reason():
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState())
+    assert asyncio.run(task.episode_score(trace)) == 0.0
+    assert trace.info["record"] is None and "no record" in trace.info["record_error"]
+    assert episode_record(trace) is None
+
+
+def test_the_taskset_is_the_split_and_its_tasks_carry_the_prompt_not_the_truth():
+    tasks = list(DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", seeds=2)))
+    assert [(t.data.task_id, t.data.seed) for t in tasks] == [("guess", 1_000_000),
+                                                               ("guess", 1_000_001)]
+    episode = EpisodeSpec("toy", "guess", 1_000_000, {"budget": 10}).build()
+    assert tasks[0].data.prompt == episode.prompt
+    wire = tasks[0].data.model_dump_json()
+    assert repr(episode._hidden) not in wire
+    assert len({t.key for t in tasks}) == 2
+    train = DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", split="train"))
+    assert not train.bounded and [t.data.seed for t in train.take(3)] == [0, 1, 2]
+    with pytest.raises(UnknownName, match="no option --nope"):
+        DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", options={"nope": "1"}))
+
+
+def test_the_suite_limits_for_model_doors_reach_the_task_and_stop_the_rollout():
+    data = task_data(SPEC)
+    assert (data.max_turns, data.max_tokens, data.timeout.agent) == (30, 1_000_000, 300)
+    task = DiscoveryTask(data, DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState())
+    assert task.agent_limit(trace) is False
+    short = DiscoveryTask(data.model_copy(update={"max_turns": 0}), DiscoveryTaskConfig())
+    assert short.agent_limit(trace) is True
+
+
+def test_a_gravity_episode_with_the_python_tool_through_the_toolset():
+    """Observe, compute in the sandboxed interpreter (refreshed after each observation),
+    submit: the period of world A, as an MCP client does on the MCP door."""
+    spec = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "budget-obs-100"})
+    toolset = EpisodeToolset(EpisodeToolsetConfig())
+    asyncio.run(toolset.setup_task(task_data(spec)))
+    state = EpisodeState()
+    try:
+        assert [s.name for s in toolset.tool_specs()][-1] == "python"
+        end = float(_call(toolset, state, "python", {"code": "print(window[1])"}).split()[-1])
+        for k in range(10):  # at most 10 times per observe call
+            times = [end * (10 * k + i) / 99 for i in range(10)]
+            result = asyncio.run(toolset.answer("observe", {"times": times}, state))
+            assert not result.is_error, result.text
+        code = """
+import numpy as np
+from scipy.signal import lombscargle
+t = observations["time"].to_numpy() * units["time_to_s"]
+r = np.hypot(observations["star2_x"] - observations["star1_x"],
+             observations["star2_y"] - observations["star1_y"]).to_numpy()
+periods = np.linspace(t[-1] / 30, t[-1] / 2, 20000)
+print(periods[np.argmax(lombscargle(t, r - r.mean(), 2 * np.pi / periods))])
+"""
+        period_s = float(_call(toolset, state, "python", {"code": code}).split()[-1])
+        _call(toolset, state, "submit", {"answer": period_s})
+    finally:
+        asyncio.run(toolset._finish())
+    record = _record(state)
+    assert record["passed"], (record["answer"], record["truth"])
+    # python calls are not the episode's tool calls, as on the MCP door
+    assert record["usage"]["observations"] == 100 and record["usage"]["tool_calls"] == 11
+
+
+def test_a_local_run_uses_the_subprocess_runtime_and_pushes_nothing():
+    from discoverygym.adapters.verifiers_env.launch import eval_command
+
+    argv = eval_command("gravity", model="m", base_url="http://127.0.0.1:9/v1",
+                        api_key_var="K", options={"protocol": "full-obs", "world-seed": "5"},
+                        split="train", limit=3)
+    assert "--no-push" in argv
+    assert argv[argv.index("--env.agent.runtime.type") + 1] == "subprocess"
+    assert argv[argv.index("--env.taskset.options.protocol") + 1] == "full-obs"
+    assert argv[argv.index("--env.taskset.options.world_seed") + 1] == "5"
+    assert argv[argv.index("-n") + 1] == "3"
