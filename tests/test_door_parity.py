@@ -58,6 +58,15 @@ def _summary(record: dict[str, Any]) -> dict[str, Any]:
     return {**{k: record[k] for k in FIELDS}, **{k: record["usage"][k] for k in USAGE}}
 
 
+def report(door: str, record: dict[str, Any]) -> None:
+    """Writes the door's row of the README's parity table where tools/door_parity.py asks
+    for it (DISCOVERYGYM_PARITY_OUT names a folder), so the table comes from these very
+    tests, in each door's own environment."""
+    out = os.environ.get("DISCOVERYGYM_PARITY_OUT")
+    if out:
+        Path(out, f"{door}.json").write_text(json.dumps(_summary(record)))
+
+
 def _direct() -> dict[str, Any]:
     episode = get_suite("toy").episode("guess", seed=SEED, budget=10)
     view = episode.view()
@@ -121,3 +130,6 @@ def test_the_same_policy_leaves_the_same_record_on_every_door(tmp_path):
     for door, record in doors.items():
         assert record["seed"] == SEED, door
         assert _summary(record) == direct, (door, _summary(record), direct)
+    report("agent view", _direct())
+    for door, record in doors.items():
+        report(door, record)

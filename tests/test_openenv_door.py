@@ -37,7 +37,7 @@ from discoverygym.adapters.openenv_server import (  # noqa: E402
 )
 from discoverygym.core import ToolResult  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
-from test_door_parity import SEED, _direct, _summary, drive  # noqa: E402
+from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
 toy_suite.install()
 TESTS = Path(__file__).parent
@@ -128,6 +128,7 @@ def test_the_parity_policy_leaves_the_same_record_as_every_other_door(url):
     direct = _summary(_direct())
     assert out["seed"] == SEED and _summary(out) == direct
     assert direct["tool_errors"] == 2 and direct["passed"]
+    report("openenv", out)
 
 
 def test_concurrent_sessions_each_play_their_own_episode(url):

@@ -26,7 +26,7 @@ import toy_suite  # noqa: E402
 from discoverygym.core import get_suite, register_agents  # noqa: E402
 from discoverygym.run import run_episodes  # noqa: E402
 from fake_chat_server import FakeChat  # noqa: E402
-from test_door_parity import FIELDS, USAGE, _direct, drive  # noqa: E402
+from test_door_parity import FIELDS, USAGE, _direct, drive, report  # noqa: E402
 
 pytestmark = pytest.mark.slow
 toy_suite.install()
@@ -124,6 +124,8 @@ def test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door(tra
     [by_runner] = runner.records
     assert record["score"] == by_runner["score"] == 1.0
     assert _summary(record) == _summary(by_runner)
+    report("runner", by_runner)
+    report("verifiers", record)
     assert trace["metrics"]["observations"] == record["usage"]["observations"] == 8
     assert "truth" not in json.dumps([n["message"] for n in trace["nodes"]])
 
