@@ -270,7 +270,8 @@ class ClassicalWorld(World):
     # ---- trajectory --------------------------------------------------------------------
     def trajectory(self) -> Trajectory:
         if self._trajectory is None:
-            t_end = self.defaults.t_max + self.query_horizon
+            # Discovery asks about the preparation: the world itself ends at T_max.
+            t_end = self.defaults.t_max + (0.0 if self.asks_preparation else self.query_horizon)
             self._trajectory = get_trajectory(self.seed, self.law, self.n_particles, self.dim,
                                               self.inertia_decay, t_end)
         return self._trajectory
@@ -414,7 +415,7 @@ class ClassicalWorld(World):
             f"World: {self.n_particles} hard spheres in {self.dim} dimensions inside the box "
             f"[-{C.BOX_HALF_WIDTH:g}, {C.BOX_HALF_WIDTH:g}]^{self.dim} (coordinates {axes}). "
             f"Radii (particle 0 first): {radii}. " + self._mass_prose()
-            + "Initial velocity components were drawn from N(0, 1), positions uniformly without "
+            + "initial velocity components were drawn from N(0, 1), positions uniformly without "
             "overlap. The spheres attract each other through a pair force between their "
             "centres and bounce elastically (restitution 1) off each other and the walls. "
             "Units: G = 1; the simulator uses Plummer softening 1e-4 and semi-implicit Euler "
@@ -428,7 +429,7 @@ class ClassicalWorld(World):
         # known the law's parameters are identifiable from the measurements.
         if self.asks_preparation:
             masses = ", ".join(f"{m:.6f}" for m in self.init.mass)
-            return (f"Masses (particle 0 first): {masses}; they were drawn from U(0.5, 5). ")
+            return f"Masses (particle 0 first): {masses} (drawn from U(0.5, 5)); "
         return "Masses are unknown (drawn from U(0.5, 5)); "
 
     def public_facts(self) -> dict[str, Any]:

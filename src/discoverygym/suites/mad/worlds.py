@@ -46,8 +46,9 @@ WORLDS: dict[str, str] = {
 T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 60, "
                          "quantum 30)", float)
 QUERY_HORIZON_OPTION = RunOption("query_horizon", "query times lie in (T_max, T_max + "
-                                 "horizon] (default: classical 10, or 30 with --protocol "
-                                 "paper; fluid 10, quantum 10)",
+                                 "horizon] (default: classical 30 with --protocol paper, "
+                                 "or 20 after the fresh preparation under discovery; "
+                                 "fluid 10, quantum 10)",
                                  float)
 
 

@@ -259,18 +259,27 @@ def fit_law_known_masses(model: RolloutModel, form: LawForm, times: np.ndarray,
         theta = least_squares(residual, theta0, jac=jacobian, args=(k,), bounds=(lower, upper),
                               method="trf", x_scale="jac", max_nfev=40).x
         candidates.append((chi2(theta, k), theta))
-    best_chi2, theta = min(candidates, key=lambda c: c[0])
-    good = (theta, best_chi2, times[k - 1])
-    for stage in range(k + 1, len(times) + 1):
-        theta = least_squares(residual, theta, jac=jacobian, args=(stage,),
-                              bounds=(lower, upper), method="trf", x_scale="jac",
-                              max_nfev=30).x
-        misfit = chi2(theta, stage)
-        if misfit > DIVERGED_CHI2:
+    # Grow the window from the best start first; a start whose growth stops short of
+    # the last sample (a wrong local minimum: the ripple's wavelength is multi-modal)
+    # gives way to the next one. The longest window wins, then the smallest misfit.
+    best: tuple[float, float, np.ndarray] | None = None
+    for misfit, theta in sorted(candidates, key=lambda c: c[0]):
+        t_end = float(times[k - 1])
+        for stage in range(k + 1, len(times) + 1):
+            trial = least_squares(residual, theta, jac=jacobian, args=(stage,),
+                                  bounds=(lower, upper), method="trf", x_scale="jac",
+                                  max_nfev=30).x
+            trial_misfit = chi2(trial, stage)
+            if trial_misfit > DIVERGED_CHI2:
+                break
+            theta, misfit, t_end = trial, trial_misfit, float(times[stage - 1])
+        if best is None or (t_end, -misfit) > (best[0], -best[1]):
+            best = (t_end, misfit, theta)
+        if t_end >= times[-1]:
             break
-        good = (theta, misfit, times[stage - 1])
-    theta, misfit, t_end = good
-    return theta[n_state:], misfit, float(t_end)
+    assert best is not None
+    t_end, misfit, theta = best
+    return theta[n_state:], misfit, t_end
 
 
 def force_kernel_for_start(form: LawForm) -> Any:
