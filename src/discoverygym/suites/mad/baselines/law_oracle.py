@@ -1,14 +1,19 @@
 """The classical world's law-aware oracle (`law-oracle`): a privileged calibration agent
 that is told the FORM of the hidden law (which pair force, whether inertia is
 anisotropic, and lambda) but none of its numbers. It buys its own measurements under the
-episode's budget, fits the unknowns (state, masses, and the law's parameters: the
-ripple's amplitude, wavelength and phase; kappa) to them, and predicts with the fitted
-law. Two fits (see `ClassicalLawOracle`):
+episode's budget, fits the unknowns (state, and the law's parameters: the ripple's
+amplitude, wavelength and phase; kappa) to them, and predicts with the fitted law.
 
+Discovery protocol (the default; masses told, the question a fresh preparation): the
+1/r^2 and 1/r forms have no number to fit; for the ripple and anisotropic inertia a
+rollout fit from t = 0 (where S = 0) through the world's own step
+(`fit_law_known_masses`), then the preparation is rolled forward under the fitted law.
+
+Paper protocol (the measured world's own future, masses unknown):
 - a linear window fit over the last 3 time units for the standard-inertia forms;
-- for anisotropic inertia, a rollout fit through the world's own step from t = 0, the
-  only time the inertia memory S is known (S = 0). That suits short worlds only
-  (T_max <= ROLLOUT_T_MAX); at the benchmark's T_max = 300 chaos makes it hopeless.
+- for anisotropic inertia, a rollout fit from t = 0 of state, masses and kappa; that
+  suits short worlds only (T_max <= ROLLOUT_T_MAX); at the benchmark's T_max = 300 it
+  falls back to the window fit of its pair force.
 
 Privileged: the runner hands it the episode (`solve_privileged`); it reads only the law's
 name (`MadEpisode.world_info_for_calibration`) and maps it to a form with `LAW_FORMS`; every
