@@ -433,17 +433,14 @@ class ClassicalWorld(World):
         return "Masses are unknown (drawn from U(0.5, 5)); "
 
     def public_facts(self) -> dict[str, Any]:
-        facts = self._public_facts()
+        facts = {"world": self.name, "n_particles": self.n_particles, "dim": self.dim,
+                 "radii": self.init.radius.tolist(), "box_half_width": C.BOX_HALF_WIDTH,
+                 "G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": self.defaults.t_max,
+                 "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
+                 "mass_range": list(C.MASS_RANGE), "protocol": self.protocol}
         if self.asks_preparation:
             facts["masses"] = self.init.mass.tolist()
         return facts
-
-    def _public_facts(self) -> dict[str, Any]:
-        return {"world": self.name, "n_particles": self.n_particles, "dim": self.dim,
-                "radii": self.init.radius.tolist(), "box_half_width": C.BOX_HALF_WIDTH,
-                "G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": self.defaults.t_max,
-                "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
-                "mass_range": list(C.MASS_RANGE), "protocol": self.protocol}
 
     def law_function(self) -> LawFunction:
         from .classical_physics import build_law

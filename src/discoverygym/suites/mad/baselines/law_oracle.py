@@ -365,8 +365,9 @@ class ClassicalLawOracle:
     privileged = True
     rollout_fidelity = "medium"
     early_gap = 0.1  # a second snapshot right after t = 0 pins the initial velocities
-    discovery_fidelity = "high"
+    discovery_snapshots = 5  # the fewest snapshots the discovery fit is planned with
     discovery_window = 10.0  # time units from t = 0 measured for the discovery fit
+    fitted: dict[str, float]  # the law's numbers of the last discovery fit (for reports)
 
     def solve_privileged(self, episode: Any) -> None:
         from .fluid_quantum import require_world
@@ -424,11 +425,13 @@ class ClassicalLawOracle:
         """Snapshots of every particle from t = 0 (where S = 0), the rollout fit with the
         told masses (`fit_law_known_masses`)."""
         from .. import classical_physics as P
+        from .classical import best_fidelity
 
         ws = view.workspace()
         facts = ws["world_facts"]
         n, dt = facts["n_particles"], facts["dt"]
-        fidelity = self.discovery_fidelity
+        # high for 3 spheres (6 snapshots); more spheres trade precision for snapshots
+        fidelity = best_fidelity(ws["budget_remaining"], n, self.discovery_snapshots)
         k = snapshots_affordable(ws["budget_remaining"], n, fidelity)
         times = self.sample_times(0.0, min(self.discovery_window, facts["t_max"]), k, dt)
         measured = np.stack([measure_all(view, t, fidelity) for t in times])
