@@ -222,3 +222,16 @@ def test_mirrored_walls_follow_the_worlds_bounce_within_one_step():
     assert world[:, 0, 0].max() > 9.7 - 1e-4 and world[-1, 0, 0] < 9.0  # it bounced
     assert np.max(np.abs(world - mirrored)) <= 2 * 1.6 * C.DT
     assert np.all(np.abs(mirrored[:, 0, 0]) <= 9.7) and np.all(np.abs(mirrored[:, 1, 0]) <= 9.8)
+
+
+def test_infer_kappa_still_asks_for_kappa_under_discovery():
+    ep = get_suite("mad").episode("classical-infer-kappa", seed=2, **SMALL)
+    assert ep.options["protocol"] == "discovery"
+    assert "Estimate kappa" in ep.prompt
+    assert ep.workspace()["world_facts"]["masses"] == ep._world.init.mass.tolist()
+    make_agent("mad", "last-seen").solve(ep.view())
+    record = ep.record(agent="last-seen")
+    kappa = ep._world.kappa
+    assert record.answer["value"] == 10.0  # the prior median: no model of the law
+    assert record.value == pytest.approx(abs(10.0 - kappa) / max(kappa, 5.0))
+    assert "preparation" not in ep.workspace()
