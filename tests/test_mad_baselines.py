@@ -1,7 +1,9 @@
-"""The scripted baselines calibrate the classical world: the Newtonian fitter must
-clearly beat persistence and constant velocity under the normal law, and do worse when
-the law is altered. Fixed seeds; T_max = 30 instead of 300 to keep the test fast (the
-dynamics after T_max do not depend on how long the world ran before)."""
+"""The scripted baselines calibrate the classical world under the paper protocol (the
+measured world's own future): the Newtonian fitter must clearly beat persistence and
+constant velocity under the normal law, and do worse when the law is altered. Fixed
+seeds; T_max = 30 instead of 300 to keep the test fast (the dynamics after T_max do not
+depend on how long the world ran before). The discovery protocol's baselines are in
+test_mad_discovery.py."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ def errors(law: str, agent: str) -> list[float]:
     suite = get_suite("mad")
     out = []
     for seed in SEEDS:
-        episode = suite.episode(f"classical-{law}", seed=seed, t_max=T_MAX)
+        episode = suite.episode(f"classical-{law}", seed=seed, t_max=T_MAX, protocol="paper")
         make_agent("mad", agent).solve(episode.view())
         record = episode.record(agent=agent)
         assert record.error is None and record.value is not None
@@ -59,7 +61,7 @@ def test_newtonian_error_grows_under_anisotropic_inertia(newtonian_normal):
 
 def test_baselines_play_every_icl_trial_and_answer_the_infer_variant():
     suite = get_suite("mad")
-    small = {"t_max": 5.0, "n_particles": 3, "dim": 2}
+    small = {"t_max": 5.0, "n_particles": 3, "dim": 2, "protocol": "paper"}
     episode = suite.episode("classical-normal", seed=1, variant="icl", trials=2, **small)
     make_agent("mad", "newtonian").solve(episode.view())
     record = episode.record(agent="newtonian")

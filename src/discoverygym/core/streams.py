@@ -21,6 +21,7 @@ MAD_LAW_INPUTS = 4         # inputs on which describe_law's function is checked
 MAD_LAW_CHOICE = 5         # which law an episode with a hidden law gets
 MAD_FLUID_QUERIES = 6      # the fluid world's query draw
 MAD_LAW_SCORE = 7          # held-out states of the law score (law_rollout.py)
+MAD_PREPARATION = 8        # the fresh preparation revealed with the questions (discovery)
 
 # tpbench
 TPBENCH_TEST_INPUTS = 2718  # the seeded samples of a problem's test plan

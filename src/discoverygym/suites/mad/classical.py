@@ -124,6 +124,25 @@ def integrate_snapshots(law: str, inertia_decay: float, init: InitialState, n_sn
         return {"x": np.asarray(out.x), "v": np.asarray(out.v), "s": np.asarray(out.s)}
 
 
+def roll_out(law: str, inertia_decay: float, init: InitialState, steps: list[int]
+             ) -> np.ndarray:
+    """Positions after each of the (increasing) step counts `steps` of the world's
+    integrator under `law`, from `init` at step 0 with S = 0. `init`'s arrays may carry
+    a leading batch axis (several states at once); the output stacks the times after
+    it: (..., len(steps), N, D)."""
+    from . import classical_physics as P
+
+    with P.x64():
+        integrator = P.integrator_for(law, inertia_decay, C.SNAPSHOT_STRIDE_STEPS)
+        state, bodies = P.as_state(init.x, init.v), P.as_bodies(init.mass, init.radius)
+        out, done = [], 0
+        for step in steps:
+            state = integrator.advance(state, bodies, int(step) - done)
+            done = int(step)
+            out.append(np.asarray(state.x))
+    return np.stack(out, axis=-3)
+
+
 _CACHE = ArrayCache("mad", "classical", memory_items=64)
 
 
@@ -155,14 +174,12 @@ LAW_PROSE = {
 }
 
 
-# Protocols: `paper` scores skill against persistence under every law (the published
-# setup); `discovery` (default) scores an altered law against the best normal-physics
-# forecast, so passing needs the altered law (issue 16; the README's Calibration).
+# Protocols: `paper` asks for this world's own future after T_max, scored against
+# persistence (the published setup); `discovery` (default) asks what the measured laws
+# do to a fresh preparation of the world, scored against normal physics run from the
+# same preparation, so passing needs the altered law (issue 16; README, Calibration).
 PROTOCOLS = ("discovery", "paper")
 DEFAULT_PROTOCOL = "discovery"
-NORMAL_FIT_WINDOW = 3.0  # the newtonian baseline's window and snapshot count
-NORMAL_FIT_SNAPSHOTS = 6
-NORMAL_FIT_SIGMA = 1e-3  # weights of the noise-free fit (any constant gives the same fit)
 
 
 class ClassicalWorld(World):
@@ -227,6 +244,7 @@ class ClassicalWorld(World):
         self.query_horizon = float(query_horizon)
         self.init = sample_initial_state(seed, self.n_particles, self.dim)
         self._trajectory: Trajectory | None = None
+        self._preparation_rollouts: dict[tuple[int, str], np.ndarray] = {}
 
     @classmethod
     def accepts_law(cls, law: str) -> bool:
@@ -252,7 +270,8 @@ class ClassicalWorld(World):
     # ---- trajectory --------------------------------------------------------------------
     def trajectory(self) -> Trajectory:
         if self._trajectory is None:
-            t_end = self.defaults.t_max + self.query_horizon
+            # Discovery asks about the preparation: the world itself ends at T_max.
+            t_end = self.defaults.t_max + (0.0 if self.asks_preparation else self.query_horizon)
             self._trajectory = get_trajectory(self.seed, self.law, self.n_particles, self.dim,
                                               self.inertia_decay, t_end)
         return self._trajectory
@@ -298,18 +317,68 @@ class ClassicalWorld(World):
                 f"at its noisy measured position.{projection}")
 
     # ---- prediction --------------------------------------------------------------------
+    @property
+    def asks_preparation(self) -> bool:
+        """Discovery protocol: the questions are about a fresh preparation."""
+        return self.protocol == "discovery"
+
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
+        """Paper: times T_max + U(0, H]. Discovery: times U(0, H] after the preparation
+        (prepared at t = 0). Sorted, on the step grid, from the seed and trial."""
         rng = np.random.default_rng([self.seed, streams.MAD_TRIAL, int(trial)])
         offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
-        # Round to the step grid (and stay strictly after T_max).
-        steps = np.maximum(np.round((self.defaults.t_max + offsets) / C.DT), step_index(
-            self.defaults.t_max) + 1)
+        start = 0.0 if self.asks_preparation else self.defaults.t_max
+        # Round to the step grid (and stay strictly after the start).
+        steps = np.maximum(np.round((start + offsets) / C.DT), step_index(start) + 1)
         return [{"t": round(float(s) * C.DT, 3)} for s in steps]
+
+    def preparation(self, trial: int = 0) -> InitialState:
+        """The fresh preparation of a trial (discovery protocol): N new spheres drawn
+        like the world's own, on a stream of their own (neither the world's nor the law
+        score's)."""
+        rng = np.random.default_rng([self.seed, streams.MAD_PREPARATION, int(trial)])
+        return draw_initial_state(rng, self.n_particles, self.dim)
+
+    def answer_facts(self, trial: int = 0) -> dict[str, Any]:
+        if not self.asks_preparation:
+            return {}
+        prep = self.preparation(trial)
+        return {"preparation": {"x": prep.x.tolist(), "v": prep.v.tolist(),
+                                "mass": prep.mass.tolist(), "radius": prep.radius.tolist()}}
+
+    def preparation_rollout(self, law: str, trial: int = 0) -> np.ndarray:
+        """Positions of the trial's preparation at its query times under `law`, rolled
+        out by the world's integrator (cached per instance)."""
+        key = (int(trial), law)
+        if key not in self._preparation_rollouts:
+            steps = [step_index(q["t"]) for q in self.queries(trial)]
+            self._preparation_rollouts[key] = roll_out(law, self.inertia_decay,
+                                                       self.preparation(trial), steps)
+        return self._preparation_rollouts[key]
+
+    @property
+    def goal_prose(self) -> str:  # type: ignore[override]
+        if self.asks_preparation:
+            return ("find out the laws of this world, then predict how a fresh preparation "
+                    "of it evolves.")
+        return "predict the state of the world at later times you have not seen."
+
+    @property
+    def question_prose(self) -> str:  # type: ignore[override]
+        if self.asks_preparation:
+            return (f"query times in (0, {self.query_horizon:g}] and a fresh preparation "
+                    f"(`preparation`: x, v, mass and radius of {self.n_particles} new spheres "
+                    "at t = 0, exact, in the same box under the same laws, nothing "
+                    "accumulated from an earlier motion); predict the positions of the "
+                    "new spheres at the query times")
+        return "query times, all after T_max"
 
     def prediction_shape(self) -> tuple[int, ...]:
         return (self.n_particles, self.dim)
 
     def truth_at_queries(self, trial: int = 0) -> np.ndarray:
+        if self.asks_preparation:
+            return self.preparation_rollout(self.law, trial)
         traj = self.trajectory()
         return np.stack([traj.positions_at(q["t"]) for q in self.queries(trial)])
 
@@ -318,43 +387,25 @@ class ClassicalWorld(World):
 
     @property
     def reference_prose(self) -> str:  # type: ignore[override]
-        if self.protocol == "paper" or self.law == "normal":
+        if not self.asks_preparation:
             return "persistence: the true state at T_max held fixed"
-        return ("normal physics: Newtonian gravity and inertia fitted to the noise-free "
-                "positions of the last 3 time units before T_max, integrated forward")
+        if self.law == "normal":
+            return ("the median altered law: the preparation rolled out under the altered "
+                    "law whose error is the median of the world's five altered laws")
+        return "normal physics: the preparation rolled out under Newtonian gravity and inertia"
 
     def reference_prediction(self, trial: int = 0) -> np.ndarray:
-        if self.protocol != "paper" and self.law != "normal":
-            return self.normal_physics_forecast(trial)
-        at_t_max = self.trajectory().positions_at(self.defaults.t_max)
-        return np.stack([at_t_max] * len(self.queries(trial)))
-
-    def normal_physics_forecast(self, trial: int = 0) -> np.ndarray:
-        """The best forecast that assumes normal physics: the `newtonian` baseline's fit
-        (6 snapshots over the last 3 time units) run on noise-free positions, then
-        Newtonian gravity and inertia integrated to the query times. An agent that does
-        not find the altered law is no better than this."""
-        from . import classical_physics as P
-        from .classical_fit import fit_newtonian
-
-        t_max = self.defaults.t_max
-        times = np.round(np.append(np.linspace(t_max - NORMAL_FIT_WINDOW, t_max - 0.05,
-                                               NORMAL_FIT_SNAPSHOTS - 1), t_max), 3)
-        times = times[times >= 0]
-        positions = np.stack([self.trajectory().positions_at(t) for t in times])
-        x, v, masses = fit_newtonian(times, positions, NORMAL_FIT_SIGMA, C.MASS_RANGE)
-        out = []
-        with P.x64():
-            advance = P.advance_for("normal")
-            state = P.as_state(x, v)
-            bodies = P.as_bodies(masses, self.init.radius)
-            step = step_index(t_max)
-            for q in self.queries(trial):
-                target = step_index(q["t"])
-                state = advance(state, bodies, target - step)
-                step = target
-                out.append(np.asarray(state.x))
-        return np.stack(out)
+        if not self.asks_preparation:
+            at_t_max = self.trajectory().positions_at(self.defaults.t_max)
+            return np.stack([at_t_max] * len(self.queries(trial)))
+        if self.law != "normal":
+            return self.preparation_rollout("normal", trial)
+        # Where normal physics is the truth, it cannot be the reference (skill 0 for the
+        # perfect answer); as in the law score, a typical alien law is.
+        truth = self.truth_at_queries(trial)
+        altered = [self.preparation_rollout(law, trial) for law in self.laws if law != "normal"]
+        errors = [self.error(r, truth) for r in altered]
+        return altered[int(np.argsort(errors)[len(errors) // 2])]
 
     # ---- prompt and extras -------------------------------------------------------------
     def prompt_facts(self) -> str:
@@ -363,8 +414,8 @@ class ClassicalWorld(World):
         return (
             f"World: {self.n_particles} hard spheres in {self.dim} dimensions inside the box "
             f"[-{C.BOX_HALF_WIDTH:g}, {C.BOX_HALF_WIDTH:g}]^{self.dim} (coordinates {axes}). "
-            f"Radii (particle 0 first): {radii}. Masses are unknown (drawn from U(0.5, 5)); "
-            "initial velocity components were drawn from N(0, 1), positions uniformly without "
+            f"Radii (particle 0 first): {radii}. " + self._mass_prose()
+            + "initial velocity components were drawn from N(0, 1), positions uniformly without "
             "overlap. The spheres attract each other through a pair force between their "
             "centres and bounce elastically (restitution 1) off each other and the walls. "
             "Units: G = 1; the simulator uses Plummer softening 1e-4 and semi-implicit Euler "
@@ -373,12 +424,23 @@ class ClassicalWorld(World):
             "Newtonian inertia; finding out how is part of the task.\n"
             f"Measurements: {self.observation_prose}. Each observed particle is one item.")
 
+    def _mass_prose(self) -> str:
+        # Discovery: the law, not the masses, is what is to be found; with the masses
+        # known the law's parameters are identifiable from the measurements.
+        if self.asks_preparation:
+            masses = ", ".join(f"{m:.6f}" for m in self.init.mass)
+            return f"Masses (particle 0 first): {masses} (drawn from U(0.5, 5)); "
+        return "Masses are unknown (drawn from U(0.5, 5)); "
+
     def public_facts(self) -> dict[str, Any]:
-        return {"world": self.name, "n_particles": self.n_particles, "dim": self.dim,
-                "radii": self.init.radius.tolist(), "box_half_width": C.BOX_HALF_WIDTH,
-                "G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": self.defaults.t_max,
-                "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
-                "mass_range": list(C.MASS_RANGE)}
+        facts = {"world": self.name, "n_particles": self.n_particles, "dim": self.dim,
+                 "radii": self.init.radius.tolist(), "box_half_width": C.BOX_HALF_WIDTH,
+                 "G": C.G, "softening": C.SOFTENING, "dt": C.DT, "t_max": self.defaults.t_max,
+                 "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
+                 "mass_range": list(C.MASS_RANGE), "protocol": self.protocol}
+        if self.asks_preparation:
+            facts["masses"] = self.init.mass.tolist()
+        return facts
 
     def law_function(self) -> LawFunction:
         from .classical_physics import build_law
@@ -422,26 +484,19 @@ class ClassicalWorld(World):
         """LAW_SCORE_STATES fresh initial states (same distribution as the world's, own
         stream), rolled out LAW_SCORE_HORIZON time units with the world's step and dt,
         positions kept every time unit."""
-        from . import classical_physics as P
-
         rng = np.random.default_rng([self.seed, LAW_SCORE_STREAM])
         states = [draw_initial_state(rng, self.n_particles, self.dim)
                   for _ in range(C.LAW_SCORE_STATES)]
         x, v, mass, radius = (np.stack([getattr(s, f) for s in states])
                               for f in ("x", "v", "mass", "radius"))
         stride, n_outputs = C.SNAPSHOT_STRIDE_STEPS, int(C.LAW_SCORE_HORIZON)
+        batch = InitialState(x, v, mass, radius)
         cache: dict[str, np.ndarray] = {}
 
         def rollout(law: str) -> np.ndarray:
             if law not in cache:
-                with P.x64():
-                    integrator = P.integrator_for(law, self.inertia_decay, stride)
-                    state, bodies = P.as_state(x, v), P.as_bodies(mass, radius)
-                    out = []
-                    for _ in range(n_outputs):
-                        state = integrator.advance(state, bodies, stride)
-                        out.append(np.asarray(state.x))
-                cache[law] = np.stack(out, axis=1)
+                cache[law] = roll_out(law, self.inertia_decay, batch,
+                                      [stride * (k + 1) for k in range(n_outputs)])
             return cache[law]
 
         request = {"world": "classical", "x": x.tolist(), "v": v.tolist(),

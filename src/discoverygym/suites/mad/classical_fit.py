@@ -1,6 +1,6 @@
 """Fitting a pair-force law to measured positions over a short window, shared by the
-`newtonian` baseline, the law-aware oracle and the classical world's normal-physics
-skill reference (which runs it on noise-free positions). Pure NumPy."""
+`newtonian` baseline and the law-aware oracle (both under the paper protocol). Pure
+NumPy."""
 
 from __future__ import annotations
 

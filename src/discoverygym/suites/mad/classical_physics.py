@@ -193,17 +193,33 @@ def bounce_walls(x: jax.Array, v: jax.Array, radius: jax.Array,
     return xp.where(into, -v, v)
 
 
+def mirror_walls(x: jax.Array, v: jax.Array, radius: jax.Array,
+                 half_width: float = C.BOX_HALF_WIDTH, xp=jnp) -> tuple[jax.Array, jax.Array]:
+    """A smooth stand-in for `bounce_walls` for fits that differentiate a rollout: a
+    sphere past a wall and moving into it is mirrored back (position and velocity).
+    `bounce_walls` leaves the position alone, so its derivative with respect to the
+    initial state keeps the unreflected sign between the discrete bounce steps; this
+    one has the reflected sign, and its path differs by at most |v| dt."""
+    lo = -half_width + radius[..., None]
+    hi = half_width - radius[..., None]
+    above, below = (x > hi) & (v > 0), (x < lo) & (v < 0)
+    x = xp.where(above, 2 * hi - x, xp.where(below, 2 * lo - x, x))
+    return x, xp.where(above | below, -v, v)
+
+
 # ---- the integrator -------------------------------------------------------------------
 def make_step(force_law: PairForceLaw, inertia: InertiaModel, dt: float = C.DT,
-              softening: float = C.SOFTENING, half_width: float = C.BOX_HALF_WIDTH
-              ) -> Callable[[State, Bodies], State]:
+              softening: float = C.SOFTENING, half_width: float = C.BOX_HALF_WIDTH,
+              mirror: bool = False) -> Callable[[State, Bodies], State]:
     """One semi-implicit Euler step: a from the current positions (and S), v += a dt,
-    x += v dt, S += dS/dt dt, then collisions with spheres and walls."""
-    return make_field_step(radial_forces(force_law, softening), inertia, dt, half_width)
+    x += v dt, S += dS/dt dt, then collisions with spheres and walls (`mirror`: the
+    walls of `mirror_walls`, for differentiated fits; the world never uses it)."""
+    return make_field_step(radial_forces(force_law, softening), inertia, dt, half_width,
+                           mirror=mirror)
 
 
 def make_field_step(forces: ForceField, inertia: InertiaModel, dt: float = C.DT,
-                    half_width: float = C.BOX_HALF_WIDTH, xp=jnp
+                    half_width: float = C.BOX_HALF_WIDTH, xp=jnp, mirror: bool = False
                     ) -> Callable[[State, Bodies], State]:
     """`make_step` for any force field and array module (states may carry batch axes)."""
     def step(state: State, bodies: Bodies) -> State:
@@ -213,7 +229,10 @@ def make_field_step(forces: ForceField, inertia: InertiaModel, dt: float = C.DT,
         x = state.x + dt * v
         s = state.s + dt * s_rate
         v = collide_spheres(x, v, bodies, xp)
-        v = bounce_walls(x, v, bodies.radius, half_width, xp)
+        if mirror:
+            x, v = mirror_walls(x, v, bodies.radius, half_width, xp)
+        else:
+            v = bounce_walls(x, v, bodies.radius, half_width, xp)
         return State(x, v, s)
     return step
 

@@ -250,9 +250,11 @@ class MadEpisode(Episode):
             return question.prose + " Answer with submit_estimate."
         self._phase = "predict"
         times = [q["t"] for q in self._world.queries(self._trial)]
+        facts = self._world.answer_facts(self._trial)
         return ("Query times (predict for all of them at once, in this order): "
-                f"{json.dumps(self._world.queries(self._trial))}. Times: {times}. Answer with "
-                f"predict: {self._world.prediction_prose}.")
+                f"{json.dumps(self._world.queries(self._trial))}. Times: {times}. "
+                + "".join(f"{name}: {json.dumps(value)}. " for name, value in facts.items())
+                + f"Answer with predict: {self._world.prediction_prose}.")
 
     def _restart_measurements(self, args: dict[str, Any]) -> ToolResult:
         if self._phase != "measure":
@@ -274,6 +276,7 @@ class MadEpisode(Episode):
         data: dict[str, Any] = {"phase": self._phase}
         if self._phase == "predict":
             data["queries"] = self._world.queries(self._trial)
+            data.update(self._world.answer_facts(self._trial))
         return ToolResult(text, data=data)
 
     def _describe_law(self, args: dict[str, Any]) -> ToolResult:
@@ -331,6 +334,7 @@ class MadEpisode(Episode):
         truth = self._world.truth_at_queries(self._trial)
         error = self._world.error(predictions, truth)
         summary = {"trial": self._trial, "queries": self._world.queries(self._trial),
+                   **self._world.answer_facts(self._trial),
                    "measurements": [m.as_dict() for m in self._measurements],
                    "predictions": predictions.tolist(), self._world.metric: error}
         self._trial_summaries.append(summary)
@@ -373,7 +377,7 @@ class MadEpisode(Episode):
             "You are doing an experiment in a simulated physical world whose laws may "
             "differ from textbook physics. First buy noisy measurements under a budget, then "
             + ("estimate a parameter of the law." if self._variant == "infer" else
-               "predict the state of the world at later times you have not seen."),
+               world.goal_prose),
             "",
             world.prompt_facts(),
             "",
@@ -398,8 +402,9 @@ class MadEpisode(Episode):
                          + " Submit it with submit_estimate(value).")
         else:
             lines.append(
-                f"Answer phase: after end_measurements you receive {d.n_queries} query times, "
-                f"all after T_max. Call predict(predictions) once with {world.prediction_prose}. "
+                f"Answer phase: after end_measurements you receive {d.n_queries} "
+                f"{world.question_prose}. Call predict(predictions) once with "
+                f"{world.prediction_prose}. "
                 f"Scored by {world.metric}"
                 + (f", {world.metric_prose}" if world.metric_prose else "")
                 + " (lower is better).")
@@ -423,7 +428,9 @@ class MadEpisode(Episode):
                              "Earlier trials:\n" + self.trial_summary_text())
         lines.append("The workspace variables `measurements` (a table), `measurement_log`, "
                      "`budget_remaining`, `phase`, `world_facts` (the facts above as data) "
-                     "and, in the answer phase, `queries` hold what you have so far.")
+                     "and, in the answer phase, `queries`"
+                     + "".join(f", `{name}`" for name in self._world.answer_facts(self._trial))
+                     + " hold what you have so far.")
         return "\n".join(lines)
 
     def workspace(self) -> dict[str, Any]:
@@ -445,6 +452,7 @@ class MadEpisode(Episode):
         }
         if self._phase == "predict":
             out["queries"] = self._world.queries(self._trial)
+            out.update(self._world.answer_facts(self._trial))
         if self._variant == "infer":
             question = self._world.parameter_question()
             assert question is not None
@@ -501,7 +509,7 @@ class MadEpisode(Episode):
         details = self._details()
         details.update({"skill": skill, "reference_error": reference_error,
                         "reference": world.reference_prose,
-                        "queries": world.queries(trial)})
+                        "queries": world.queries(trial), **world.answer_facts(trial)})
         if self._n_trials > 1:
             details["trial_errors"] = [s[world.metric] for s in self._trial_summaries] + [error]
         return Score(passed=bool(skill >= PASS_SKILL), score=max(0.0, skill),

@@ -69,9 +69,10 @@ PROTOCOL_OPTIONS = (
               "(default predict)", str, "predict"),
     RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
               int),
-    RunOption("protocol", "scoring protocol: discovery (classical default: an altered law is "
-              "scored against the best normal-physics forecast) | paper (the published setup; "
-              "the only one of the fluid and quantum worlds so far)", str),
+    RunOption("protocol", "scoring protocol: discovery (classical default: predict a fresh "
+              "preparation of the world, scored against normal physics run from it) | paper "
+              "(the published setup; the only one of the fluid and quantum worlds so far)",
+              str),
 )
 
 

@@ -7,8 +7,9 @@ to a `World`. A world is built per episode from `(seed, law, **options)` and ans
   `parse_what` to check it and count the observed items that are charged for);
 - the noise-free values of an observation (`true_values`; the protocol adds the noise
   of the chosen fidelity from the episode's generator);
-- the prediction questions (`queries`, drawn from the seed, all after T_max), the
-  expected shape of the answers (`prediction_shape`), the truth (`truth_at_queries`)
+- the prediction questions (`queries`, drawn from the seed: times after T_max, or
+  times after a fresh preparation that `answer_facts` reveals with them), the expected
+  shape of the answers (`prediction_shape`), the truth (`truth_at_queries`)
   and the error (`error`);
 - the facts the prompt states (`prompt_facts`), and optionally a picture of an
   observation (`render`, visual variant), an executable law to check an agent's
@@ -45,8 +46,9 @@ WORLDS: dict[str, str] = {
 T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 60, "
                          "quantum 30)", float)
 QUERY_HORIZON_OPTION = RunOption("query_horizon", "query times lie in (T_max, T_max + "
-                                 "horizon] (default: classical 10, or 30 with --protocol "
-                                 "paper; fluid 10, quantum 10)",
+                                 "horizon] (default: classical 30 with --protocol paper, "
+                                 "or 20 after the fresh preparation under discovery; "
+                                 "fluid 10, quantum 10)",
                                  float)
 
 
@@ -130,6 +132,10 @@ class World(ABC):
     metric_prose: ClassVar[str] = ""  # how the metric is computed, for the prompt
     # The trivial answer skill is measured against (`reference_prediction`), in words.
     reference_prose: ClassVar[str] = "persistence: the true state at T_max held fixed"
+    # What the answer phase asks, for the prompt: the goal (first line) and what arrives
+    # with end_measurements (after "you receive <n_queries> ...").
+    goal_prose: ClassVar[str] = "predict the state of the world at later times you have not seen."
+    question_prose: ClassVar[str] = "query times, all after T_max"
     # Scoring protocols the world offers, the default first (option `protocol`; a world
     # with more than one takes `protocol=` in its constructor). "paper": the published
     # setup.
@@ -192,6 +198,11 @@ class World(ABC):
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
         """The prediction questions of a trial (JSON-able dicts with at least "t" > T_max),
         drawn from the seed (and trial index) only."""
+
+    def answer_facts(self, trial: int = 0) -> dict[str, Any]:
+        """Public data revealed with the questions of a trial (JSON-able; e.g. a fresh
+        preparation whose evolution the queries ask about). Default: none."""
+        return {}
 
     @abstractmethod
     def prediction_shape(self) -> tuple[int, ...]:

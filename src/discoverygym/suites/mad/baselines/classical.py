@@ -12,6 +12,12 @@ own measurements return. None of them reads the truth.
   linear least-squares problem (with G = 1 the accelerations are linear in the
   masses), then integrate Newtonian gravity with collisions forward to the query times.
 
+Under the default `discovery` protocol the question is a fresh preparation (exact
+positions, velocities, masses and radii of new spheres at t = 0) revealed with the query
+times. No measurement tells these agents anything about it, so they buy none: `last-seen`
+holds the prepared positions, `ballistic` moves them at the prepared velocities with wall
+reflections, `newtonian` integrates the preparation with Newtonian gravity and inertia.
+
 In the in-context-learning variant each agent plays every trial the same way. In the
 parameter-inference variant they have no model of the altered law: they end the
 measurements at once and submit the median of the candidate values (a prior-only
@@ -76,6 +82,19 @@ def reflect_into_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     return lo + np.where(phase > width, 2 * width - phase, phase)
 
 
+def asks_preparation(view: EpisodeView) -> bool:
+    """Whether the questions will be about a fresh preparation (discovery protocol)."""
+    return view.workspace()["world_facts"].get("protocol") == "discovery"
+
+
+def end_and_get_preparation(view: EpisodeView) -> tuple[list[float], dict[str, np.ndarray]]:
+    """End the measurement phase; return the query times and the preparation (x, v,
+    mass, radius as arrays)."""
+    times = end_and_get_queries(view)
+    prep = view.workspace()["preparation"]
+    return times, {k: np.asarray(prep[k], dtype=float) for k in ("x", "v", "mass", "radius")}
+
+
 def submit_prior_median(view: EpisodeView) -> None:
     """Parameter inference without a model: the median of the candidate values."""
     candidates = view.workspace()["parameter"]["candidates"]
@@ -97,11 +116,33 @@ class Baseline(TrialBaseline):
             return
         super().solve(view)
 
+    def play_trial(self, view: EpisodeView) -> None:
+        if not asks_preparation(view):
+            self.play_own_future(view)
+            return
+        times, prep = end_and_get_preparation(view)
+        facts = view.workspace()["world_facts"]
+        predictions = self.predict_preparation(prep, times, facts)
+        view.call("predict", {"predictions": np.asarray(predictions).tolist()})
+
+    def play_own_future(self, view: EpisodeView) -> None:
+        """The paper protocol: measure this world, predict its own future."""
+        raise NotImplementedError
+
+    def predict_preparation(self, prep: dict[str, np.ndarray], times: list[float],
+                            facts: dict[str, Any]) -> np.ndarray:
+        """Positions (len(times), N, D) of the preparation at the query times."""
+        raise NotImplementedError
+
 
 class LastSeen(Baseline):
-    """Predict the last measured positions for every query time."""
+    """Predict the last positions seen (measured, or prepared) for every query time."""
 
-    def play_trial(self, view: EpisodeView) -> None:
+    def predict_preparation(self, prep: dict[str, np.ndarray], times: list[float],
+                            facts: dict[str, Any]) -> np.ndarray:
+        return np.stack([prep["x"]] * len(times))
+
+    def play_own_future(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         fidelity = best_fidelity(ws["budget_remaining"], facts["n_particles"], 1)
@@ -115,7 +156,13 @@ class Ballistic(Baseline):
 
     gap = 0.1
 
-    def play_trial(self, view: EpisodeView) -> None:
+    def predict_preparation(self, prep: dict[str, np.ndarray], times: list[float],
+                            facts: dict[str, Any]) -> np.ndarray:
+        radius = prep["radius"][:, None]
+        lo, hi = -facts["box_half_width"] + radius, facts["box_half_width"] - radius
+        return np.stack([reflect_into_box(prep["x"] + prep["v"] * t, lo, hi) for t in times])
+
+    def play_own_future(self, view: EpisodeView) -> None:
         ws = view.workspace()
         facts = ws["world_facts"]
         t_max = facts["t_max"]
@@ -137,7 +184,14 @@ class Newtonian(Baseline):
     window = 3.0  # time units before T_max over which to measure
     min_snapshots = 4
 
-    def play_trial(self, view: EpisodeView) -> None:
+    def predict_preparation(self, prep: dict[str, np.ndarray], times: list[float],
+                            facts: dict[str, Any]) -> np.ndarray:
+        from .. import classical_physics as P
+
+        return np.asarray(self.integrate(P, prep["x"], prep["v"], prep["mass"],
+                                         prep["radius"], 0.0, times, facts["dt"]))
+
+    def play_own_future(self, view: EpisodeView) -> None:
         from .. import classical_physics as P  # the integrator only, no truth
 
         ws = view.workspace()

@@ -1,14 +1,19 @@
 """The classical world's law-aware oracle (`law-oracle`): a privileged calibration agent
 that is told the FORM of the hidden law (which pair force, whether inertia is
 anisotropic, and lambda) but none of its numbers. It buys its own measurements under the
-episode's budget, fits the unknowns (state, masses, and the law's parameters: the
-ripple's amplitude, wavelength and phase; kappa) to them, and predicts with the fitted
-law. Two fits (see `ClassicalLawOracle`):
+episode's budget, fits the unknowns (state, and the law's parameters: the ripple's
+amplitude, wavelength and phase; kappa) to them, and predicts with the fitted law.
 
+Discovery protocol (the default; masses told, the question a fresh preparation): the
+1/r^2 and 1/r forms have no number to fit; for the ripple and anisotropic inertia a
+rollout fit from t = 0 (where S = 0) through the world's own step
+(`fit_law_known_masses`), then the preparation is rolled forward under the fitted law.
+
+Paper protocol (the measured world's own future, masses unknown):
 - a linear window fit over the last 3 time units for the standard-inertia forms;
-- for anisotropic inertia, a rollout fit through the world's own step from t = 0, the
-  only time the inertia memory S is known (S = 0). That suits short worlds only
-  (T_max <= ROLLOUT_T_MAX); at the benchmark's T_max = 300 chaos makes it hopeless.
+- for anisotropic inertia, a rollout fit from t = 0 of state, masses and kappa; that
+  suits short worlds only (T_max <= ROLLOUT_T_MAX); at the benchmark's T_max = 300 it
+  falls back to the window fit of its pair force.
 
 Privileged: the runner hands it the episode (`solve_privileged`); it reads only the law's
 name (`MadEpisode.world_info_for_calibration`) and maps it to a form with `LAW_FORMS`; every
@@ -85,11 +90,14 @@ def build_law(form: LawForm, params: Any, inertia_decay: float) -> tuple[Any, An
 
 class RolloutModel:
     """Positions at chosen steps of a rollout from t = 0, as a function of
-    theta = (x0, v0, masses, law parameters), with its Jacobian (forward mode)."""
+    theta = (x0, v0, masses, law parameters), with its Jacobian (forward mode). With
+    `known_masses`, theta = (x0, v0, law parameters) and the masses are set per episode
+    (`masses`)."""
 
     def __init__(self, form: LawForm, radii: np.ndarray, dim: int, inertia_decay: float,
-                 dt: float) -> None:
+                 dt: float, known_masses: bool = False) -> None:
         self.radii = np.asarray(radii, dtype=float)
+        self.masses = np.ones(len(radii))
         import jax
         import jax.numpy as jnp
 
@@ -97,12 +105,15 @@ class RolloutModel:
 
         self.n, self.dim = len(radii), dim
         n, d = self.n, dim
-        def positions(theta: Any, segments: Any, radius: Any) -> Any:
+        n_mass = 0 if known_masses else n
+
+        def positions(theta: Any, segments: Any, radius: Any, known: Any,
+                      mirror: bool = False) -> Any:
             x0 = theta[: n * d].reshape(n, d)
             v0 = theta[n * d: 2 * n * d].reshape(n, d)
-            mass = theta[2 * n * d: 2 * n * d + n]
-            force, inertia = build_law(form, theta[2 * n * d + n:], inertia_decay)
-            step = P.make_step(force, inertia, dt)
+            mass = known if known_masses else theta[2 * n * d: 2 * n * d + n]
+            force, inertia = build_law(form, theta[2 * n * d + n_mass:], inertia_decay)
+            step = P.make_step(force, inertia, dt, mirror=mirror)
             bodies = P.Bodies(mass, radius)
 
             def segment(state: Any, length: Any) -> tuple[Any, Any]:
@@ -113,20 +124,25 @@ class RolloutModel:
             return xs
 
         self._positions = jax.jit(positions)
-        self._jacobian = jax.jit(jax.jacfwd(positions))
+        # The residuals use the world's step; their Jacobian, with known masses, the
+        # mirrored walls' (see `classical_physics.mirror_walls`: the world's walls give
+        # the wrong sign after a bounce, and a fit from t = 0 crosses several).
+        self._jacobian = jax.jit(jax.jacfwd(functools.partial(
+            positions, mirror=known_masses)))
 
     def positions(self, theta: np.ndarray, segments: np.ndarray) -> np.ndarray:
-        return np.asarray(self._positions(theta, segments, self.radii))
+        return np.asarray(self._positions(theta, segments, self.radii, self.masses))
 
     def jacobian(self, theta: np.ndarray, segments: np.ndarray) -> np.ndarray:
-        return np.asarray(self._jacobian(theta, segments, self.radii))
+        return np.asarray(self._jacobian(theta, segments, self.radii, self.masses))
 
 
 @functools.cache
-def rollout_model(form: LawForm, n: int, dim: int, inertia_decay: float, dt: float
-                  ) -> RolloutModel:
-    """One compiled model per form and shape in a process (radii are set per episode)."""
-    return RolloutModel(form, np.zeros(n), dim, inertia_decay, dt)
+def rollout_model(form: LawForm, n: int, dim: int, inertia_decay: float, dt: float,
+                  known_masses: bool = False) -> RolloutModel:
+    """One compiled model per form and shape in a process (radii and known masses are
+    set per episode)."""
+    return RolloutModel(form, np.zeros(n), dim, inertia_decay, dt, known_masses)
 
 
 def segment_lengths(times: np.ndarray, dt: float) -> np.ndarray:
@@ -190,6 +206,85 @@ def fit_rollout(model: RolloutModel, form: LawForm, times: np.ndarray, positions
             best = (theta, cost)
     assert best is not None
     return best
+
+
+# Discovery protocol (masses told): the law's parameters are fitted by a rollout from
+# t = 0. The state is fitted first with the law held at a neutral value while the window
+# is short enough that the law barely acts (kappa: S grows from 0; ripple: little motion),
+# then the law's parameters join from each of these starts and the window grows.
+DISCOVERY_STARTS = {
+    "kappa": ((5.0,), (20.0,), (45.0,)),
+    "ripple": tuple((0.7, w, p) for w in (6.0, 10.0, 18.0) for p in (-2.0, 0.0, 2.0)),
+}
+NEUTRAL = {"kappa": (10.0,), "ripple": (0.0, 10.0, 0.0)}
+STATE_ONLY_UNTIL = {"kappa": 4.0, "ripple": 1.5}  # time units
+DIVERGED_CHI2 = 4.0  # a stage whose misfit per number exceeds this is discarded
+
+
+def fit_law_known_masses(model: RolloutModel, form: LawForm, times: np.ndarray,
+                         positions: np.ndarray, sigma: float, dt: float
+                         ) -> tuple[np.ndarray, float, float]:
+    """Rollout fit of (x0, v0, law parameters) to positions (K, N, D) measured at
+    `times` (K,), the first at t = 0 and the second soon after it, with the masses known
+    (`model.masses`). The window grows one sample at a time; a stage that diverges
+    (misfit per number above DIVERGED_CHI2) ends the growth and the last good stage is
+    kept, so the law comes from the longest window the fit follows. Returns (law
+    parameters, misfit per number, the window's end time)."""
+    from scipy.optimize import least_squares
+
+    n, d = model.n, model.dim
+    kind = "ripple" if form.force == "ripple" else "kappa"
+    segments = segment_lengths(times, dt)
+    _, law_bounds = parameter_layout(form)
+    n_state = 2 * n * d
+    lower = np.concatenate([np.full(n_state, -np.inf), [b[0] for b in law_bounds]])
+    upper = np.concatenate([np.full(n_state, np.inf), [b[1] for b in law_bounds]])
+
+    def residual(theta: np.ndarray, k: int) -> np.ndarray:
+        return ((model.positions(theta, segments[:k]) - positions[:k]) / sigma).ravel()
+
+    def jacobian(theta: np.ndarray, k: int) -> np.ndarray:
+        return model.jacobian(theta, segments[:k]).reshape(-1, theta.size) / sigma
+
+    def chi2(theta: np.ndarray, k: int) -> float:
+        return float(np.mean(residual(theta, k) ** 2))
+
+    velocity = (positions[1] - positions[0]) / (times[1] - times[0])
+    law = np.array(NEUTRAL[kind])
+    state = np.concatenate([positions[0].ravel(), velocity.ravel()])
+    k = 3
+    while k < len(times) and times[k - 1] < STATE_ONLY_UNTIL[kind]:
+        state = least_squares(lambda s, k=k: residual(np.append(s, law), k), state,
+                              jac=lambda s, k=k: jacobian(np.append(s, law), k)[:, :n_state],
+                              method="lm", max_nfev=40).x
+        k += 1
+    candidates = []
+    for start in DISCOVERY_STARTS[kind]:
+        theta0 = np.clip(np.append(state, start), lower + 1e-9, upper - 1e-9)
+        theta = least_squares(residual, theta0, jac=jacobian, args=(k,), bounds=(lower, upper),
+                              method="trf", x_scale="jac", max_nfev=40).x
+        candidates.append((chi2(theta, k), theta))
+    # Grow the window from the best start first; a start whose growth stops short of
+    # the last sample (a wrong local minimum: the ripple's wavelength is multi-modal)
+    # gives way to the next one. The longest window wins, then the smallest misfit.
+    best: tuple[float, float, np.ndarray] | None = None
+    for misfit, theta in sorted(candidates, key=lambda c: c[0]):
+        t_end = float(times[k - 1])
+        for stage in range(k + 1, len(times) + 1):
+            trial = least_squares(residual, theta, jac=jacobian, args=(stage,),
+                                  bounds=(lower, upper), method="trf", x_scale="jac",
+                                  max_nfev=30).x
+            trial_misfit = chi2(trial, stage)
+            if trial_misfit > DIVERGED_CHI2:
+                break
+            theta, misfit, t_end = trial, trial_misfit, float(times[stage - 1])
+        if best is None or (t_end, -misfit) > (best[0], -best[1]):
+            best = (t_end, misfit, theta)
+        if t_end >= times[-1]:
+            break
+    assert best is not None
+    t_end, misfit, theta = best
+    return theta[n_state:], misfit, t_end
 
 
 def force_kernel_for_start(form: LawForm) -> Any:
@@ -270,6 +365,9 @@ class ClassicalLawOracle:
     privileged = True
     rollout_fidelity = "medium"
     early_gap = 0.1  # a second snapshot right after t = 0 pins the initial velocities
+    discovery_snapshots = 5  # the fewest snapshots the discovery fit is planned with
+    discovery_window = 10.0  # time units from t = 0 measured for the discovery fit
+    fitted: dict[str, float]  # the law's numbers of the last discovery fit (for reports)
 
     def solve_privileged(self, episode: Any) -> None:
         from .fluid_quantum import require_world
@@ -287,13 +385,64 @@ class ClassicalLawOracle:
         t_max = float(view.workspace()["world_facts"]["t_max"])
         # lambda belongs to the form, as in the infer-kappa variant, which states it.
         decay = float(info.options["inertia_decay"])
-        if form.anisotropic and t_max <= ROLLOUT_T_MAX:
+        if view.workspace()["world_facts"].get("protocol") == "discovery":
+            predictions = self.play_preparation(view, form, decay)
+        elif form.anisotropic and t_max <= ROLLOUT_T_MAX:
             predictions = self.play_rollout(view, form, decay, 0.0)
         else:
             predictions = self.play_window(view, form)
         result = view.call("predict", {"predictions": np.asarray(predictions).tolist()})
         if result.is_error:
             raise RuntimeError(result.text)
+
+    def play_preparation(self, view: Any, form: LawForm, inertia_decay: float) -> np.ndarray:
+        """Discovery protocol: fit the law's parameters (none for the plain 1/r^2 and
+        1/r forms: G = 1 and the masses are told), then roll the revealed preparation
+        forward under the fitted law with the world's integrator."""
+        from .. import classical_physics as P
+        from .classical import end_and_get_preparation
+
+        facts = view.workspace()["world_facts"]
+        params = self.fit_parameters(view, form, inertia_decay) if parameter_layout(
+            form)[0] else []
+        self.fitted = dict(zip(parameter_layout(form)[0], params, strict=True))
+        times, prep = end_and_get_preparation(view)
+        force, inertia = build_law(form, params, inertia_decay)
+        out = []
+        with P.x64():
+            integrator = P.Integrator(P.Law("fitted", "fitted", force, inertia))
+            state = P.as_state(prep["x"], prep["v"])
+            bodies = P.as_bodies(prep["mass"], prep["radius"])
+            done = 0
+            for t in times:
+                target = int(round(t / facts["dt"]))
+                state = integrator.advance(state, bodies, target - done)
+                done = target
+                out.append(np.asarray(state.x))
+        return np.stack(out)
+
+    def fit_parameters(self, view: Any, form: LawForm, inertia_decay: float) -> list[float]:
+        """Snapshots of every particle from t = 0 (where S = 0), the rollout fit with the
+        told masses (`fit_law_known_masses`)."""
+        from .. import classical_physics as P
+        from .classical import best_fidelity
+
+        ws = view.workspace()
+        facts = ws["world_facts"]
+        n, dt = facts["n_particles"], facts["dt"]
+        # high for 3 spheres (6 snapshots); more spheres trade precision for snapshots
+        fidelity = best_fidelity(ws["budget_remaining"], n, self.discovery_snapshots)
+        k = snapshots_affordable(ws["budget_remaining"], n, fidelity)
+        times = self.sample_times(0.0, min(self.discovery_window, facts["t_max"]), k, dt)
+        measured = np.stack([measure_all(view, t, fidelity) for t in times])
+        with P.x64():
+            model = rollout_model(form, n, facts["dim"], inertia_decay, dt, known_masses=True)
+            model.radii = np.asarray(facts["radii"], dtype=float)
+            model.masses = np.asarray(facts["masses"], dtype=float)
+            params, misfit, t_end = fit_law_known_masses(model, form, times, measured,
+                                                         FIDELITY_SIGMA[fidelity], dt)
+        self.fit_window = (misfit, t_end)
+        return [float(p) for p in params]
 
     def play_window(self, view: Any, form: LawForm) -> np.ndarray:
         from .. import classical_physics as P
