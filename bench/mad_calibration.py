@@ -4,7 +4,7 @@ over a set of seeds. Prints one JSON object; the README's Calibration table is t
 output.
 
 - law-oracle: told the law's form (not its numbers), fits it to its own measurements
-  (privileged; classical world only so far);
+  (privileged; classical and quantum worlds so far);
 - normal physics: newtonian (classical), navier-stokes (fluid), schrodinger (quantum);
 - trivial: last-seen (classical), persistence (fluid), uniform (quantum).
 
@@ -13,7 +13,12 @@ Targets (issue 16): law-oracle passes >= 80 % of every law, the normal-physics b
 
 Usage: python bench/mad_calibration.py [--worlds classical] [--seeds 0-19]
        [--protocol discovery|paper] [--laws normal,kappa20] [--agents ...] [--workers 2]
-       [--option t_max=30 ...] [--per-seed]"""
+       [--option t_max=30 ...] [--per-seed] [--readme PATH]
+
+With --readme, each world's table is also written into that file between the markers
+`<!-- mad-calibration:<world>:begin -->` and `<!-- mad-calibration:<world>:end -->`
+(`<world>-<protocol>` for a protocol other than the world's default), so the suite
+README's tables come from this command."""
 
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from typing import Any
 AGENTS_BY_WORLD = {
     "classical": {"law-oracle": "oracle", "newtonian": "normal-physics", "last-seen": "trivial"},
     "fluid": {"navier-stokes": "normal-physics", "persistence": "trivial"},
-    "quantum": {"schrodinger": "normal-physics", "uniform": "trivial"},
+    "quantum": {"law-oracle": "oracle", "schrodinger": "normal-physics", "uniform": "trivial"},
 }
 ORACLE_TARGET = 0.8
 NORMAL_PHYSICS_LIMIT = 0.2
@@ -44,8 +49,47 @@ def play(job: tuple[str, str, int, dict[str, Any], str]) -> dict[str, Any]:
     return {"world": world, "law": law, "seed": seed, "agent": agent,
             "passed": bool(record["passed"]), "error": record["value"],
             "skill": (record.get("details") or {}).get("skill"),
-            "crash": record.get("error"),
+            "crash": record.get("error"), "metric": record.get("metric"),
             "reference": (record.get("details") or {}).get("reference")}
+
+
+def markdown_table(world: str, table: dict[str, Any], out: dict[str, Any]) -> str:
+    """One world's table in the README's form: law x agent, pass rate / median error."""
+    rows = {key: agents for key, agents in table.items() if key.startswith(f"{world}-")}
+    first = next(iter(rows.values()))
+    agents = list(first)
+    heads = [f"{a} ({first[a]['role']})" for a in agents]
+    lines = [f"| law | {' | '.join(heads)} |", "|---|" + "---|" * len(agents)]
+    for key, entry in rows.items():
+        cells = []
+        for a in agents:
+            e = entry[a]
+            error = "-" if e["median_error"] is None else f"{e['median_error']:.4f}"
+            cells.append(f"{e['pass_rate']:.2f} / {error}"
+                         + (f" ({e['crashes']} crashed)" if e["crashes"] else ""))
+        lines.append(f"| {key} | {' | '.join(cells)} |")
+    verdicts = out["meets_targets"]
+    missed = [k for k in rows if verdicts[k]["oracle_passes"] is False
+              or not verdicts[k]["normal_physics_fails"]]
+    lines += ["", f"Pass rate / median {first[agents[0]].get('metric') or 'error'}"
+              f", seeds {out['seeds']}, options {json.dumps(out['options'])}; "
+              f"{out['wall_s']:.0f} s; targets "
+              + ("met on every law." if not missed else "missed on " + ", ".join(missed) + "."),
+              f"Produced by `{out['command']}`."]
+    return "\n".join(lines)
+
+
+def write_readme(path: str, world: str, key: str, text: str) -> None:
+    """Replace the text between the world's markers in `path`."""
+    begin, end = f"<!-- mad-calibration:{key}:begin -->", f"<!-- mad-calibration:{key}:end -->"
+    with open(path, encoding="utf-8") as f:
+        readme = f.read()
+    if begin not in readme or end not in readme:
+        raise SystemExit(f"{path} has no markers {begin} / {end} for the {world} table")
+    head, rest = readme.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{head}{begin}\n{text}\n{end}{tail}")
 
 
 def parse_value(text: str) -> Any:
@@ -72,6 +116,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="also list each episode's error and pass")
     parser.add_argument("--option", action="append", default=[],
                         help="extra world option NAME=VALUE (e.g. t_max=30)")
+    parser.add_argument("--readme", default=None,
+                        help="write each world's table between its markers in this file")
     args = parser.parse_args(argv)
     seeds = parse_seeds(args.seeds)
     options: dict[str, Any] = dict(o.split("=", 1) for o in args.option)
@@ -97,6 +143,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         errors = [r["error"] for r in rows if r["error"] is not None]
         table[key][agent] = {
             "role": AGENTS_BY_WORLD.get(world, {}).get(agent, "other"),
+            "metric": rows[0]["metric"],
             "n": len(rows), "pass_rate": sum(r["passed"] for r in rows) / len(rows),
             "median_error": statistics.median(errors) if errors else None,
             "crashes": sum(r["crash"] is not None for r in rows),
@@ -120,6 +167,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
            "wall_s": round(time.perf_counter() - start, 1),
            "command": "python bench/mad_calibration.py " + " ".join(
                argv if argv is not None else sys.argv[1:])}
+    if args.readme:
+        for world in args.worlds.split(","):
+            cls = world_class(world)
+            protocol = options.get("protocol", cls.protocols[0])
+            key = world if protocol == cls.protocols[0] else f"{world}-{protocol}"
+            write_readme(args.readme, world, key, markdown_table(world, table, out))
     print(json.dumps(out, indent=1))
     return out
 
