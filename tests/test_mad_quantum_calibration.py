@@ -49,13 +49,22 @@ def test_product_states_evolve_alike_on_both_paths():
         assert np.max(np.abs(factors.state(5.0) - matrix.state(5.0))) < 1e-12
 
 
-def test_schrodinger_has_no_skill_on_an_altered_law():
+def test_schrodinger_and_uniform_have_no_skill_on_an_altered_law():
+    # The reference is the better of the two law-free forecasts: normal physics (what
+    # schrodinger answers, by its own code) and uniform (what the uniform agent answers).
     for law in ("p3", "lambda15"):
-        record = play(law, "schrodinger", 0)
-        assert record["options"]["protocol"] == "discovery"
-        assert record["details"]["reference"].startswith("normal physics")
-        assert abs(record["details"]["skill"]) < 1e-9 and not record["passed"]
-        assert record["value"] > 0.005  # the law did change the outcome
+        for agent in ("schrodinger", "uniform"):
+            record = play(law, agent, 0)
+            assert record["options"]["protocol"] == "discovery"
+            assert record["details"]["reference"].startswith("normal physics")
+            assert record["details"]["skill"] < 1e-9 and not record["passed"]
+            assert record["value"] > 0.005  # the law did change the outcome
+        world = qw.QuantumWorld(seed=0, law=law, **SHORT)
+        truth = world.truth_at_queries()
+        best = min(world.error(world.law_forecast(2.0, 0.0), truth),
+                   world.error(np.array([qw.uniform_probability(q["region"])
+                                         for q in world.queries()]), truth))
+        assert world.error(world.reference_prediction(), truth) == best
 
 
 def test_normal_law_is_scored_against_the_nearest_altered_law():
@@ -95,7 +104,7 @@ def test_law_oracle_passes_on_a_short_world(law, seed):
 
 
 def simulated_runs(world: qw.QuantumWorld, pair_fidelity: str, n_runs: int,
-                   rng: np.random.Generator) -> list[qo.RunSamples]:
+                   rng: np.random.Generator, steps: int = 5) -> list[qo.RunSamples]:
     """The oracle's plan played on the world directly (its own sampling and collapse),
     with the protocol's noise, for more runs than an episode allows."""
     sigma = {"low": 0.1, "medium": 0.01}
@@ -109,7 +118,7 @@ def simulated_runs(world: qw.QuantumWorld, pair_fidelity: str, n_runs: int,
         world.start_trial(run)
         start = (measure(0.0, 1, pair_fidelity), measure(0.0, 2, pair_fidelity))
         chains: tuple[list, list] = ([], [])
-        for step in range(1, 6):
+        for step in range(1, steps + 1):
             for particle in (1, 2):
                 chains[particle - 1].append(measure(2.0 * step, particle, "low"))
         runs.append(qo.RunSamples(start, chains))

@@ -293,18 +293,22 @@ class QuantumWorld(World):
         if self.law == "normal":
             return ("nearest altered law: of the forecasts of the five altered laws from the "
                     "prepared packets, the one closest to the truth")
-        return ("normal physics: the Born rule on the product of the prepared packets, "
-                "evolved exactly")
+        return ("normal physics: the better of the Born rule on the product of the prepared "
+                "packets, evolved exactly, and uniform (region area / domain area)")
 
     def reference_prediction(self, trial: int = 0) -> np.ndarray:
-        """Paper: uniform, region area / domain area. Discovery: the normal-physics
-        forecast for an altered law; for the normal law, the forecast of the altered law
-        that comes nearest the truth (an agent that assumes any alien law scores <= 0)."""
+        """Paper: uniform, region area / domain area. Discovery: for an altered law, the
+        better of the normal-physics forecast and uniform (the best answer without the
+        law: on the entangled laws uniform is sometimes nearer); for the normal law, the
+        forecast of the altered law nearest the truth (an agent that assumes any alien
+        law scores <= 0)."""
+        uniform = np.array([uniform_probability(q["region"]) for q in self.queries(trial)])
         if self.protocol == "paper":
-            return np.array([uniform_probability(q["region"]) for q in self.queries(trial)])
-        if self.law != "normal":
-            return self.law_forecast(*LAWS["normal"], trial)
+            return uniform
         truth = self.truth_at_queries(trial)
+        if self.law != "normal":
+            return min((self.law_forecast(*LAWS["normal"], trial), uniform),
+                       key=lambda f: self.error(f, truth))
         forecasts = [self.law_forecast(*LAWS[law], trial) for law in self.laws if law != "normal"]
         return min(forecasts, key=lambda f: self.error(f, truth))
 
