@@ -161,3 +161,26 @@ def test_law_oracle_refuses_what_it_cannot_calibrate():
     fluid = get_suite("mad").episode("fluid-normal", seed=0, resolution=32, t_max=2.0)
     with pytest.raises(RuntimeError, match="no oracle for the fluid world"):
         oracle.solve_privileged(fluid)
+
+
+def test_bench_script_writes_the_table_between_the_markers(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = tmp_path / "README.md"
+    readme.write_text("before\n<!-- mad-calibration:classical:begin -->\nold\n"
+                      "<!-- mad-calibration:classical:end -->\nafter\n")
+    out = subprocess.run(
+        [sys.executable, str(root / "bench" / "mad_calibration.py"), "--seeds", "0",
+         "--laws", "normal", "--agents", "last-seen", "--workers", "1", "--option", "t_max=5",
+         "--readme", str(readme)], capture_output=True, text=True, check=True,
+        env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin",
+             "DISCOVERYGYM_CACHE": str(tmp_path)})
+    entry = json.loads(out.stdout)["table"]["classical-normal"]["last-seen"]
+    text = readme.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
+    assert f"| classical-normal | 0.00 / {entry['median_error']:.4f} |" in text
+    assert "Produced by `python bench/mad_calibration.py" in text
