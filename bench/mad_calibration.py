@@ -4,7 +4,7 @@ over a set of seeds. Prints one JSON object; the README's Calibration table is t
 output.
 
 - law-oracle: told the law's form (not its numbers), fits it to its own measurements
-  (privileged; classical world only so far);
+  (privileged; classical and quantum worlds so far);
 - normal physics: newtonian (classical), navier-stokes (fluid), schrodinger (quantum);
 - trivial: last-seen (classical), persistence (fluid), uniform (quantum); no-science:
   ballistic (classical).
@@ -38,7 +38,7 @@ AGENTS_BY_WORLD = {
     "classical": {"law-oracle": "oracle", "newtonian": "normal-physics", "last-seen": "trivial",
                   "ballistic": "no-science"},
     "fluid": {"navier-stokes": "normal-physics", "persistence": "trivial"},
-    "quantum": {"schrodinger": "normal-physics", "uniform": "trivial"},
+    "quantum": {"law-oracle": "oracle", "schrodinger": "normal-physics", "uniform": "trivial"},
 }
 ORACLE_TARGET = 0.8
 NORMAL_PHYSICS_LIMIT = 0.2

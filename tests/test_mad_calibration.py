@@ -80,10 +80,10 @@ def test_unknown_protocol_is_refused_and_other_worlds_run_the_paper_one():
     suite = get_suite("mad")
     with pytest.raises(ValueError, match="protocol"):
         suite.plan(world="classical", protocol="loose", seeds=[0])
-    specs = suite.plan(world="quantum", law="normal", seeds=[0])
+    specs = suite.plan(world="fluid", law="normal", seeds=[0])
     assert specs[0].options["protocol"] == "paper"
     with pytest.raises(ValueError, match="protocol"):
-        suite.plan(world="quantum", protocol="discovery", seeds=[0])
+        suite.plan(world="fluid", protocol="discovery", seeds=[0])
 
 
 def test_calibration_roles_name_registered_agents_and_the_oracle_is_privileged():

@@ -69,10 +69,11 @@ PROTOCOL_OPTIONS = (
               "(default predict)", str, "predict"),
     RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
               int),
-    RunOption("protocol", "scoring protocol: discovery (classical default: predict a fresh "
-              "preparation of the world, scored against normal physics run from it) | paper "
-              "(the published setup; the only one of the fluid and quantum worlds so far)",
-              str),
+    RunOption("protocol", "scoring protocol: discovery (classical and quantum default; "
+              "classical: predict a fresh preparation of the world, scored against normal "
+              "physics run from it; quantum: an altered law is scored against the best "
+              "forecast that ignores it) | paper (the published setup; the only one of the "
+              "fluid world so far)", str),
 )
 
 
@@ -238,8 +239,10 @@ class MadSuite(Suite):
         return {"per_task": per_task,
                 "skill": "1 - error / error of the task's reference (per task: "
                          "skill_reference), per episode, computed from the truth: persistence "
-                         "or uniform (paper protocol, normal laws), or the normal-physics "
-                         "forecast (classical altered laws, discovery protocol)"}
+                         "or uniform (paper protocol, normal laws), the normal-physics "
+                         "forecast (classical and quantum altered laws, discovery protocol), "
+                         "or the nearest altered law's forecast (quantum normal law, "
+                         "discovery protocol)"}
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """Mean and median prediction error and skill per task (world and law), for the

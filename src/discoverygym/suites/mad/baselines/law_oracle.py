@@ -512,3 +512,29 @@ class ClassicalLawOracle:
 
     def solve(self, view: Any) -> None:  # pragma: no cover - privileged agents get the episode
         raise RuntimeError("law-oracle needs the episode itself (privileged agent)")
+
+
+# The agent `law-oracle` serves every world: each world's oracle, by the world's name.
+WORLD_ORACLES = {
+    "classical": "discoverygym.suites.mad.baselines.law_oracle:ClassicalLawOracle",
+    "quantum": "discoverygym.suites.mad.baselines.quantum_oracle:QuantumLawOracle",
+}
+
+
+class LawOracle:
+    """`law-oracle`: hands the episode to its world's law-aware oracle."""
+
+    privileged = True
+
+    def solve_privileged(self, episode: Any) -> None:
+        import importlib
+
+        world = episode.world_info_for_calibration().world
+        if world not in WORLD_ORACLES:
+            raise RuntimeError(f"law-oracle has no oracle for the {world} world; worlds: "
+                               f"{', '.join(WORLD_ORACLES)}")
+        module, _, name = WORLD_ORACLES[world].partition(":")
+        getattr(importlib.import_module(module), name)().solve_privileged(episode)
+
+    def solve(self, view: Any) -> None:  # pragma: no cover - privileged agents get the episode
+        raise RuntimeError("law-oracle needs the episode itself (privileged agent)")
