@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from .cli_args import console
+from .cli_args import episode_options as _episode_options
+from .cli_args import parse_extra as _parse_extra
 from .core import (
     SUITES,
     EpisodeSpec,
@@ -24,7 +26,6 @@ from .core import (
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
 
 
 @app.command("list")
@@ -77,27 +78,6 @@ def list_tasks(suite: str,
                          for k, v in t.tags.items())
         table.add_row(t.id, t.description, tags)
     console.print(table)
-
-
-def _parse_extra(args: list[str]) -> dict[str, str]:
-    """`--key value` / `--key=value` pairs after the suite name, passed to the suite."""
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if not token.startswith("--"):
-            raise typer.BadParameter(f"Unexpected argument {token!r}.")
-        key = token[2:]
-        if "=" in key:
-            key, value = key.split("=", 1)
-        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
-            value = args[i + 1]
-            i += 1
-        else:
-            value = "true"
-        out[key] = value
-        i += 1
-    return out
 
 
 def print_summary_table(summary: dict[str, Any], title: str) -> None:
@@ -364,14 +344,6 @@ def report_cmd(
         console.print(f"[red]error:[/red] {run_dir} has no records.jsonl")
         raise typer.Exit(2)
     console.print(f"report: {write_report(run_dir, output)}")
-
-
-def _episode_options(raw: dict[str, str]) -> dict[str, Any]:
-    """Episode options from the command line; integer-looking values become ints."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        out[key.replace("-", "_")] = int(value) if value.lstrip("-").isdigit() else value
-    return out
 
 
 @app.command("mcp", context_settings={"allow_extra_args": True,

@@ -51,7 +51,8 @@ def serve_openenv(
     """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
     reset. Episode options follow the suite name (e.g. --world A --protocol
     budget-obs-100); they are the defaults a client's reset `options` override."""
-    from ..cli import _episode_options, _parse_extra
+    from ..cli_args import episode_options as _episode_options
+    from ..cli_args import parse_extra as _parse_extra
     from ..core import UnknownName
 
     try:

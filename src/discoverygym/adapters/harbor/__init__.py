@@ -5,6 +5,7 @@ task layout. Single-submit episodes become file tasks, scored by a separate,
 no-network verifier that rebuilds the episode from its spec (`verify.py`); the others
 keep their tools live in an MCP sidecar. See README.md beside this file."""
 
-from .export import ExportedTask, export_tasks
+from .dataset import export_tasks
+from .export import ExportedTask
 
 __all__ = ["ExportedTask", "export_tasks"]

@@ -27,9 +27,10 @@ def harbor_cmd(
 ):
     """Export a suite's episodes as Harbor tasks. Suite options follow, as for `run`
     (e.g. `--protocol full-obs --tasks period --worlds A`)."""
-    from ...cli import _parse_extra, console
+    from ...cli_args import console
+    from ...cli_args import parse_extra as _parse_extra
     from ...core import UnknownName, get_suite
-    from .export import export_tasks
+    from .dataset import export_tasks
 
     try:
         options = get_suite(suite).parse_options(_parse_extra(list(ctx.args)))

@@ -385,28 +385,3 @@ def export_file_task(spec: EpisodeSpec, task_dir: Path, *, oracle: str | None,
     if not run.passed:
         task.notes.append(f"the oracle {oracle!r} fails this episode in discoverygym too")
     return task
-
-
-def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = None,
-                 specs: list[EpisodeSpec] | None = None, oracle: str | None = None,
-                 wheel: Path | None = None, limit: int | None = None) -> list[ExportedTask]:
-    """Export the episodes of `suite` that a run with these (parsed) options would play,
-    or `specs`, into `out_dir` (one directory per episode; an existing one is
-    replaced). Single-submit episodes become file tasks, the others sidecar tasks."""
-    from .sidecar import export_sidecar_task
-
-    chosen = specs if specs is not None else get_suite(suite).plan(**(options or {}))
-    chosen = chosen[:limit] if limit is not None else chosen
-    oracle = oracle or default_oracle(suite)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    done = []
-    for spec in chosen:
-        task_dir = out_dir / task_name(spec)
-        if task_dir.exists():
-            shutil.rmtree(task_dir)
-        task_dir.mkdir()
-        if get_suite(spec.suite).single_submit(spec):
-            done.append(export_file_task(spec, task_dir, oracle=oracle, wheel=wheel))
-        else:
-            done.append(export_sidecar_task(spec, task_dir, wheel=wheel))
-    return done

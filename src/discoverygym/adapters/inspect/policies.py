@@ -87,24 +87,29 @@ print(json.dumps({"task": task, "units": units, "window": [float(w) for w in win
 
 
 def _package_code(package: str, modules: list[Any]) -> str:
-    """Python that defines `modules` (their source, sent as text, in import order) as the
-    package `package` inside the sandbox, where discoverygym is not importable, and binds
-    `_m` to one namespace holding every public name of them."""
+    """Python that defines `modules` (their source, sent as text, in import order) inside
+    the sandbox, where discoverygym is not importable: each under its own dotted name
+    with the root `discoverygym` renamed `package`, so relative imports between them
+    (a suite's baselines importing the shared `physics/`) resolve as in the package.
+    Binds `_m` to one namespace holding every public name of them."""
     lines = ["import sys, types",
-             f"_pkg = types.ModuleType({package!r}); _pkg.__path__ = []",
-             f"sys.modules[{package!r}] = _pkg",
+             "def _package(name):",
+             "    if name not in sys.modules:",
+             "        sys.modules[name] = types.ModuleType(name)",
+             "        sys.modules[name].__path__ = []",
              "_m = types.SimpleNamespace()"]
     for module in modules:
-        short = module.__name__.rsplit(".", 1)[-1]
-        full = f"{package}.{short}"
-        lines += [f"_mod = types.ModuleType({full!r}); _mod.__package__ = {package!r}",
-                  f"sys.modules[{full!r}] = _mod",
-                  f"exec(compile({pyinspect.getsource(module)!r}, {short + '.py'!r}, 'exec'), "
-                  "_mod.__dict__)",
+        dotted = package + module.__name__.removeprefix("discoverygym")
+        parent = dotted.rsplit(".", 1)[0]
+        parts = parent.split(".")
+        lines += [f"_package({'.'.join(parts[:i])!r})" for i in range(1, len(parts) + 1)]
+        lines += [f"_mod = types.ModuleType({dotted!r}); _mod.__package__ = {parent!r}",
+                  f"sys.modules[{dotted!r}] = _mod",
+                  f"exec(compile({pyinspect.getsource(module)!r}, "
+                  f"{module.__name__.rsplit('.', 1)[-1] + '.py'!r}, 'exec'), _mod.__dict__)",
                   "_m.__dict__.update({k: v for k, v in vars(_mod).items() "
                   "if not k.startswith('__')})"]
     return "\n".join(lines) + "\n"
-
 
 
 ZOOM_CODE = """\
@@ -142,12 +147,13 @@ def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
     is sent to the sandbox as source text, since the package is not importable
     there. Tasks that need tight clusters of observations (drag, force law,
     unbound orbits) get the same plan, which is weaker for them."""
+    from ...physics import kepler
     from ...suites.gravity.baselines import answers, kepler_model, measurements, numeric
     from ...suites.gravity.baselines import planning as gravity_planning
     from ...suites.gravity.baselines.expert import COARSE_COUNT, ZOOM_COUNT
 
-    module = _package_code("gravity_baselines", [measurements, numeric, kepler_model, answers,
-                                                 gravity_planning])
+    module = _package_code("gravity_baselines", [kepler, measurements, numeric, kepler_model,
+                                                 answers, gravity_planning])
     replies = yield python(BRIEFING_CODE)
     brief = _json_line(replies[0].text)
     budget = brief.get("budget")

@@ -40,7 +40,7 @@ def eval_cmd(
 ):
     """Evaluate a model on a suite with `vf-eval`, locally: subprocess runtime, nothing
     uploaded. Suite options follow as in `discoverygym run`."""
-    from ...cli import _parse_extra
+    from ...cli_args import parse_extra as _parse_extra
     from ...core import UnknownName
     from .launch import eval_command, local_env
     from .selection import split_specs

@@ -26,9 +26,9 @@ import numpy as np
 
 from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec, streams
 from .law_check import LawFunctionError, run_law_function
-from .law_rollout import offers_law_score, score_law_by_rollout
+from .law_rollout import score_law_by_rollout
 from .scoring import PASS_SKILL, skill_score
-from .worlds import Observation, World, WorldInfo
+from .worlds import Observation, World, WorldInfo, offers_law_score
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
 FIDELITIES: dict[str, tuple[float, float]] = {

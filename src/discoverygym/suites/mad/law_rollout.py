@@ -130,13 +130,6 @@ class RolloutFailed(Exception):
     """The agent's law could not be rolled out; the message says why (record only)."""
 
 
-def offers_law_score(world: Any) -> bool:
-    """Whether the world rolls out held-out states for a law score."""
-    from .worlds import World
-
-    return type(world).law_rollout is not World.law_rollout
-
-
 def score_law_by_rollout(world: Any, source: str, timeout_s: float = TIME_LIMIT_S
                          ) -> dict[str, Any] | None:
     """The law score of `source` in `world` and how it was obtained (a JSON-able dict for

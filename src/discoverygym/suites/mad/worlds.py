@@ -271,6 +271,11 @@ class World(ABC):
         """Constants, law and options for the record's metadata."""
 
 
+def offers_law_score(world: World) -> bool:
+    """Whether the world rolls out held-out states for a law score."""
+    return type(world).law_rollout is not World.law_rollout
+
+
 def world_class(name: str) -> type[World]:
     """The World subclass registered as `name`."""
     if name not in WORLDS:

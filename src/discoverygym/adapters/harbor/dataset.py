@@ -1,0 +1,36 @@
+"""Export a selection of episodes: each becomes a file task (`export.py`) when its suite
+says it can be played with no live tool, a sidecar task (`sidecar.py`) otherwise. Kept
+apart from both so that neither imports the other's dispatcher."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ...core import EpisodeSpec, get_suite
+from .export import ExportedTask, default_oracle, export_file_task, task_name
+from .sidecar import export_sidecar_task
+
+
+def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = None,
+                 specs: list[EpisodeSpec] | None = None, oracle: str | None = None,
+                 wheel: Path | None = None, limit: int | None = None) -> list[ExportedTask]:
+    """Export the episodes of `suite` that a run with these (parsed) options would play,
+    or `specs`, into `out_dir` (one directory per episode; an existing one is
+    replaced). Single-submit episodes become file tasks, the others sidecar tasks."""
+    chosen = specs if specs is not None else get_suite(suite).plan(**(options or {}))
+    chosen = chosen[:limit] if limit is not None else chosen
+    oracle = oracle or default_oracle(suite)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    done = []
+    for spec in chosen:
+        task_dir = out_dir / task_name(spec)
+        if task_dir.exists():
+            shutil.rmtree(task_dir)
+        task_dir.mkdir()
+        if get_suite(spec.suite).single_submit(spec):
+            done.append(export_file_task(spec, task_dir, oracle=oracle, wheel=wheel))
+        else:
+            done.append(export_sidecar_task(spec, task_dir, wheel=wheel))
+    return done
