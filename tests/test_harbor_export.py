@@ -25,6 +25,15 @@ PACKAGES = EpisodeSpec("packages", "binary-drag-timescale", 0, {})
 LIVE = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "budget-obs-100"})
 
 
+def _own_env() -> dict[str, str]:
+    """The environment for the exported task's own processes (verifier, sidecar): without
+    the toy plugin other test modules register for their processes (DISCOVERYGYM_PLUGINS
+    names a module only the tests folder holds), as in a real container."""
+    env = dict(os.environ)
+    env.pop("DISCOVERYGYM_PLUGINS", None)
+    return env
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("harbor")
@@ -247,7 +256,7 @@ def test_sidecar_serves_the_live_episode_over_http(exported, tmp_path):
     server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
                                str(spec_file), str(record_path), "--host", "127.0.0.1",
                                "--port", str(port)], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
+                              stderr=subprocess.STDOUT, env=_own_env())
 
     async def play() -> list[str]:
         for _ in range(100):  # wait for the port
@@ -312,7 +321,8 @@ def test_sidecar_writes_the_record_when_stopped_without_an_answer(exported, tmp_
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
                                str(task.path / "environment" / "episode" / "spec.json"),
-                               str(record_path), "--host", "127.0.0.1", "--port", str(port)])
+                               str(record_path), "--host", "127.0.0.1", "--port", str(port)],
+                              env=_own_env())
     try:
         for _ in range(200):
             try:
@@ -380,7 +390,7 @@ def test_verifier_needs_only_its_pinned_requirements(exported, tmp_path):
             (root / "app" / f"output{i}").rename(root / folder.lstrip("/"))
         done = subprocess.run([sys.executable, "-c", BLOCKING_VERIFIER, json.dumps(blocked),
                                str(task.path / "tests" / "spec.json"), str(root)],
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, env=_own_env())
         assert done.returncode == 0, (task.path.name, done.stderr[-2000:])
         verdict = json.loads(done.stdout.strip().splitlines()[-1])
         assert verdict == {"passed": True, "error": None}, (task.path.name, verdict)

@@ -57,6 +57,7 @@ def tasks(tmp_path_factory):
 def _harbor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
     env.pop("VIRTUAL_ENV", None)
+    env.pop("DISCOVERYGYM_PLUGINS", None)  # set by other test modules for their processes
     return subprocess.run([str(HARBOR), *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=300)
 

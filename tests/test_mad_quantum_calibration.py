@@ -182,5 +182,5 @@ def test_bench_script_writes_the_table_between_the_markers(tmp_path):
     entry = json.loads(out.stdout)["table"]["classical-normal"]["last-seen"]
     text = readme.read_text()
     assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
-    assert f"| classical-normal | 0.00 / {entry['median_error']:.4f} |" in text
-    assert "Produced by `python bench/mad_calibration.py" in text
+    assert f"| classical-normal | 0.00 / {entry['median_error']:.3g} | yes |" in text
+    assert "`python bench/mad_calibration.py --seeds 0 " in text
