@@ -2,8 +2,9 @@
 
 An agent buys noisy measurements of a simulated world whose laws may be altered, under a
 budget, then predicts the world at later times (or infers a parameter of the law).
-Worlds plug in through `worlds.World`; the measure-then-predict episode lives in
-`episode.py`, the suite (tasks, options, plan) in `suite.py`. See
+Worlds plug in through `worlds.World`; the measure-then-predict episode's base class
+lives in `episode.py` and its variants (predict, infer, visual, icl) in `variants.py`,
+the suite (tasks, options, plan) in `suite.py`. See
 README.md in this folder."""
 
 from .suite import MadSuite, parse_seeds, resolve_protocol

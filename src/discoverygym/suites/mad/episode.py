@@ -1,33 +1,35 @@
-"""The MaD measure-then-predict protocol, shared by every world. (Over 500 lines: the
-phases share the budget and the trial state, which is easier to check in one class.)
+"""The MaD measure-then-predict protocol, shared by every world: `MadEpisode`, the base
+class of the episode variants (the variants and the factory that picks one are in
+`variants.py`).
 
-Measurement phase: `measure(t, what, fidelity)` returns the world's true values plus
-Gaussian noise (sigma 0.1 / 0.01 / 0.001 for low / medium / high fidelity) drawn from
-the episode's generator, and costs 2 / 5 / 10 units per observed item against the
-budget. Time never goes backwards and never passes T_max. The phase ends with
+Measurement phase (this base class): `measure(t, what, fidelity)` returns the world's
+true values plus Gaussian noise (sigma 0.1 / 0.01 / 0.001 for low / medium / high
+fidelity) drawn from the episode's generator, and costs 2 / 5 / 10 units per observed
+item against the budget. Time never goes backwards and never passes T_max. Worlds with
+more than one measurement run offer `restart_measurements`. The phase ends with
 `end_measurements`, or by itself when the budget left cannot pay for any measurement.
 
-Answer phase: the query times (all after T_max, from the seed) are revealed; the agent
-may call `describe_law` once (text + a Python function, checked by execution), then
-answers with `predict` (all queries at once) or, in the parameter-inference variant,
-with `submit_estimate`. In the in-context-learning variant the episode holds K trials
-on the same initial state; after each `predict` but the last, a new trial starts with
-a fresh budget and a summary of the earlier ones.
+Answer phase: the agent may call `describe_law` once (text + a Python function, checked
+by execution; this base class), then answers with the variant's tool: `predict` (all
+query times at once, revealed at the end of the measurement phase), or, in the
+parameter-inference variant, `submit_estimate`. A variant overrides a few hooks: how a
+measurement is logged and shown, the answer tools, the answer-phase entry, its prompt
+lines, its workspace entries, its scoring, and the truth and metric of its record.
 
 Every bad input raises ToolInputError before anything is charged."""
 
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec, streams
+from ...core import Budget, Episode, ToolInputError, ToolResult, ToolSpec, streams
 from .law_check import LawFunctionError, run_law_function
 from .law_rollout import score_law_by_rollout
-from .scoring import PASS_SKILL, skill_score
 from .worlds import Observation, World, WorldInfo, offers_law_score
 
 # Fidelity -> (noise sigma, cost per observed item). From the MaD Physics paper.
@@ -36,7 +38,7 @@ FIDELITIES: dict[str, tuple[float, float]] = {
     "medium": (0.01, 5.0),
     "high": (0.001, 10.0),
 }
-VARIANTS = ("predict", "infer", "visual", "icl")
+TRIALS_ERROR = "trials > 1 is the in-context-learning variant (variant='icl')"
 
 
 @dataclass(frozen=True)
@@ -60,23 +62,19 @@ class MeasurementRecord:
 
 
 class MadEpisode(Episode):
-    """One MaD episode of one world under one (hidden) law."""
+    """One MaD episode of one world under one (hidden) law: the measurement phase, its
+    budget and runs, `describe_law`, the shared prompt and workspace, and the record's
+    details. Subclasses (one per variant, `variants.py`) supply the answer phase."""
+
+    variant: ClassVar[str]  # the variant's name, as the record states it
 
     def __init__(self, world: World, *, task_id: str, seed: int, options: dict[str, Any],
-                 variant: str = "predict", trials: int = 1) -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
-        if variant == "visual" and not world.supports_images:
-            raise ValueError(f"world '{world.name}' has no visual observations")
-        if variant == "infer" and world.parameter_question() is None:
-            raise ValueError(f"world '{world.name}' with law {world.law!r} has no parameter "
-                             "to infer")
-        if trials < 1 or (trials > 1 and variant != "icl"):
-            raise ValueError("trials > 1 is the in-context-learning variant (variant='icl')")
+                 trials: int = 1) -> None:
+        self._check_world(world)
+        self._check_trials(trials)
         super().__init__(suite="mad", task_id=task_id, seed=seed, options=options,
-                         world=world.name, protocol=variant)
+                         world=world.name, protocol=self.variant)
         self._world = world
-        self._variant = variant
         self._n_trials = int(trials)
         self._noise_rng = np.random.default_rng([int(seed), streams.MAD_NOISE])
         self._law_rng = np.random.default_rng([int(seed), streams.MAD_LAW_INPUTS])
@@ -85,10 +83,62 @@ class MadEpisode(Episode):
         self._runs_started = 0  # measurement runs begun over the whole episode
         self._law_answer: dict[str, Any] | None = None
         self._law_rollout: dict[str, Any] | None = None
-        self._trial_predictions: list[np.ndarray] = []
-        self._trial_summaries: list[dict[str, Any]] = []
         self._start_measurement_phase()
         self._add_tools()
+
+    # ---- hooks of the variants -----------------------------------------------------------
+    def _check_world(self, world: World) -> None:
+        """Raise ValueError if the world cannot hold this variant."""
+
+    def _check_trials(self, trials: int) -> None:
+        """Raise ValueError if the variant cannot hold this many trials (one, here)."""
+        if trials < 1 or trials > 1:
+            raise ValueError(TRIALS_ERROR)
+
+    @abstractmethod
+    def _add_answer_tools(self) -> None:
+        """Add the tools of the answer phase (the final answer)."""
+
+    @abstractmethod
+    def _enter_answer_phase(self) -> str:
+        """Switch to the answer phase and say what is asked."""
+
+    def _answer_phase_data(self) -> dict[str, Any]:
+        """What `end_measurements` returns as data besides the phase."""
+        return {}
+
+    def _goal_prose(self) -> str:
+        """The end of the prompt's first sentence: what the agent does after measuring."""
+        return self._world.goal_prose
+
+    def _budget_scope(self) -> str:
+        """How the prompt ends the sentence that states the budget."""
+        return "."
+
+    @abstractmethod
+    def _answer_prompt_line(self) -> str:
+        """The prompt's line on the answer phase."""
+
+    def _variant_prompt_lines(self) -> list[str]:
+        """Prompt lines of the variant, after the law line."""
+        return []
+
+    def _extend_workspace(self, out: dict[str, Any]) -> None:
+        """Add the variant's entries to the workspace."""
+
+    def _log_measurement(self, t: float, observation: Observation, fidelity: str,
+                         sigma: float, cost: float, noisy: np.ndarray) -> None:
+        """Keep a measurement as the agent saw it: in the log and the table of rows."""
+        self._measurements.append(MeasurementRecord(t, observation.label, fidelity, sigma,
+                                                    cost, noisy, self._run))
+        for row in self._world.rows(t, observation, noisy):
+            self._rows.append({**row, "fidelity": fidelity, "sigma": sigma, "run": self._run})
+
+    def _show_measurement(self, t: float, observation: Observation, noisy: np.ndarray,
+                          data: dict[str, Any]) -> tuple[str, list[bytes]]:
+        """What the agent gets of a measurement: text to add, images; may add to data."""
+        data["values"] = noisy.tolist()
+        return f"\nValues: {json.dumps(np.round(noisy, 6).tolist())}", []
 
     # ---- state -----------------------------------------------------------------------
     def _start_measurement_phase(self) -> None:
@@ -161,25 +211,7 @@ class MadEpisode(Episode):
                     "python_source": {"type": "string", "minLength": 1},
                 }, "required": ["text", "python_source"], "additionalProperties": False},
             ), self._describe_law)
-        if self._variant == "infer":
-            question = world.parameter_question()
-            assert question is not None
-            self._add_tool(ToolSpec(
-                "submit_estimate",
-                f"Final answer, after end_measurements: your estimate of {question.name}. "
-                "Ends the episode.",
-                {"type": "object", "properties": {"value": {"type": "number"}},
-                 "required": ["value"], "additionalProperties": False},
-            ), self._submit_estimate)
-        else:
-            self._add_tool(ToolSpec(
-                "predict",
-                "Final answer of a trial, after end_measurements: predictions for all query "
-                f"times at once, in query order; {world.prediction_prose}.",
-                {"type": "object", "properties": {
-                    "predictions": {"type": "array", "items": world.prediction_item_schema},
-                }, "required": ["predictions"], "additionalProperties": False},
-            ), self._predict)
+        self._add_answer_tools()
 
     def _measure(self, args: dict[str, Any]) -> ToolResult:
         if self._phase != "measure":
@@ -210,29 +242,17 @@ class MadEpisode(Episode):
         self.usage.cost += cost
         self.usage.observations += observation.n_items
         self._t_last = t
-        visual = self._variant == "visual"
-        record = MeasurementRecord(t, observation.label, fidelity, sigma, cost,
-                                   None if visual else noisy, self._run)
-        self._measurements.append(record)
-        if not visual:
-            for row in self._world.rows(t, observation, noisy):
-                self._rows.append({**row, "fidelity": fidelity, "sigma": sigma,
-                                   "run": self._run})
+        self._log_measurement(t, observation, fidelity, sigma, cost, noisy)
         remaining = self._budget.remaining or 0.0
         text = (f"Measured {observation.label} at t = {t:g} ({fidelity} fidelity, sigma "
                 f"{sigma:g}, cost {cost:g}; {remaining:g} of {self._defaults.budget:g} left).")
-        images: list[bytes] = []
         data: dict[str, Any] = {"t": t, "what": list(observation.selection)
                                 if isinstance(observation.selection, tuple)
                                 else observation.selection,
                                 "fidelity": fidelity, "sigma": sigma, "cost": cost,
                                 "budget_remaining": remaining}
-        if visual:
-            images.append(self._world.render(t, observation, noisy))
-            text += " The measurement is the attached picture."
-        else:
-            data["values"] = noisy.tolist()
-            text += f"\nValues: {json.dumps(np.round(noisy, 6).tolist())}"
+        shown, images = self._show_measurement(t, observation, noisy, data)
+        text += shown
         if remaining + 1e-9 < self._min_item_cost and self._runs_left > 0:
             text += ("\nThe budget of this run is spent: call restart_measurements for a new "
                      f"run ({self._runs_left} left) or end_measurements.")
@@ -241,20 +261,6 @@ class MadEpisode(Episode):
                     "phase has ended.\n" + self._enter_answer_phase()
             data["phase"] = self._phase
         return ToolResult(text, data=data, images=images)
-
-    def _enter_answer_phase(self) -> str:
-        """Switch to the answer phase and say what is asked."""
-        question = self._world.parameter_question() if self._variant == "infer" else None
-        if question is not None:
-            self._phase = "estimate"
-            return question.prose + " Answer with submit_estimate."
-        self._phase = "predict"
-        times = [q["t"] for q in self._world.queries(self._trial)]
-        facts = self._world.answer_facts(self._trial)
-        return ("Query times (predict for all of them at once, in this order): "
-                f"{json.dumps(self._world.queries(self._trial))}. Times: {times}. "
-                + "".join(f"{name}: {json.dumps(value)}. " for name, value in facts.items())
-                + f"Answer with predict: {self._world.prediction_prose}.")
 
     def _restart_measurements(self, args: dict[str, Any]) -> ToolResult:
         if self._phase != "measure":
@@ -273,10 +279,7 @@ class MadEpisode(Episode):
         if self._phase != "measure":
             raise ToolInputError("The measurement phase has already ended. Nothing was charged.")
         text = "Measurement phase ended. " + self._enter_answer_phase()
-        data: dict[str, Any] = {"phase": self._phase}
-        if self._phase == "predict":
-            data["queries"] = self._world.queries(self._trial)
-            data.update(self._world.answer_facts(self._trial))
+        data: dict[str, Any] = {"phase": self._phase, **self._answer_phase_data()}
         return ToolResult(text, data=data)
 
     def _describe_law(self, args: dict[str, Any]) -> ToolResult:
@@ -312,61 +315,11 @@ class MadEpisode(Episode):
         }
         return ToolResult("Your law was recorded (it is scored after the episode).")
 
-    def _predict(self, args: dict[str, Any]) -> ToolResult:
-        if self._phase == "measure":
-            raise ToolInputError("Predictions come after end_measurements (the query times "
-                                 "are revealed then). Nothing was charged.")
-        predictions = self._world.parse_predictions(args["predictions"], self._trial)
-        self.usage.submissions += 1
-        self._trial_predictions.append(predictions)
-        if self._trial + 1 < self._n_trials:
-            return self._next_trial(predictions)
-        answer: dict[str, Any] = {"predictions": predictions.tolist()}
-        if self._n_trials > 1:
-            answer["trial_predictions"] = [p.tolist() for p in self._trial_predictions]
+    def _finish_with(self, answer: dict[str, Any]) -> None:
+        """End the episode with the final answer, plus the described law if any."""
         if self._law_answer is not None:
             answer["law"] = self._law_answer
         self._finish(answer)
-        return ToolResult("Predictions received. The episode has ended.")
-
-    def _next_trial(self, predictions: np.ndarray) -> ToolResult:
-        """In-context learning: close this trial with feedback and start the next one."""
-        truth = self._world.truth_at_queries(self._trial)
-        error = self._world.error(predictions, truth)
-        summary = {"trial": self._trial, "queries": self._world.queries(self._trial),
-                   **self._world.answer_facts(self._trial),
-                   "measurements": [m.as_dict() for m in self._measurements],
-                   "predictions": predictions.tolist(), self._world.metric: error}
-        self._trial_summaries.append(summary)
-        self._trial += 1
-        self._start_measurement_phase()
-        text = (f"Trial {self._trial} of {self._n_trials} is over: your {self._world.metric} "
-                f"was {error:.4g}. Trial {self._trial + 1} starts now from the same initial "
-                f"state, with a fresh budget of {self._defaults.budget:g} and time back at "
-                "0. Summary of the earlier trials:\n" + self.trial_summary_text())
-        return ToolResult(text, data={"trial": self._trial, "previous_trials":
-                                      self._trial_summaries})
-
-    def trial_summary_text(self) -> str:
-        """The in-context-learning summary of the finished trials (one line each)."""
-        lines = []
-        for s in self._trial_summaries:
-            times = sorted({m["t"] for m in s["measurements"]})
-            lines.append(f"- trial {s['trial'] + 1}: {len(s['measurements'])} measurements at "
-                         f"t = {times}; {self._world.metric} = {s[self._world.metric]:.4g}; "
-                         "full data in the workspace variable previous_trials")
-        return "\n".join(lines)
-
-    def _submit_estimate(self, args: dict[str, Any]) -> ToolResult:
-        if self._phase == "measure":
-            raise ToolInputError("The estimate comes after end_measurements. Nothing was "
-                                 "charged.")
-        self.usage.submissions += 1
-        answer: dict[str, Any] = {"value": float(args["value"])}
-        if self._law_answer is not None:
-            answer["law"] = self._law_answer
-        self._finish(answer)
-        return ToolResult("Estimate received. The episode has ended.")
 
     # ---- what the agent sees -----------------------------------------------------------
     @property
@@ -376,8 +329,7 @@ class MadEpisode(Episode):
         lines = [
             "You are doing an experiment in a simulated physical world whose laws may "
             "differ from textbook physics. First buy noisy measurements under a budget, then "
-            + ("estimate a parameter of the law." if self._variant == "infer" else
-               world.goal_prose),
+            + self._goal_prose(),
             "",
             world.prompt_facts(),
             "",
@@ -385,7 +337,7 @@ class MadEpisode(Episode):
             "and t may not be earlier than your previous measurement. Fidelity low / medium / "
             "high adds Gaussian noise of sigma 0.1 / 0.01 / 0.001 to every number and costs "
             f"2 / 5 / 10 per observed item. Budget: {d.budget:g} cost units"
-            + (" per trial." if self._n_trials > 1 else ".")
+            + self._budget_scope()
             + " Call end_measurements when done (the phase also ends when the budget "
             "cannot pay for another measurement).",
         ]
@@ -395,37 +347,12 @@ class MadEpisode(Episode):
                 "restart_measurements starts a new run from the initial state (time back at "
                 f"0, a fresh budget of {d.budget:g}; the budget is per run), because a "
                 "measurement may change the system. Measurements of all runs are kept.")
-        if self._variant == "infer":
-            question = world.parameter_question()
-            assert question is not None
-            lines.append("Answer phase: " + question.prose
-                         + " Submit it with submit_estimate(value).")
-        else:
-            lines.append(
-                f"Answer phase: after end_measurements you receive {d.n_queries} "
-                f"{world.question_prose}. Call predict(predictions) once with "
-                f"{world.prediction_prose}. "
-                f"Scored by {world.metric}"
-                + (f", {world.metric_prose}" if world.metric_prose else "")
-                + " (lower is better).")
+        lines.append(self._answer_prompt_line())
         if world.law_function() is not None:
             lines.append("Optionally, before your final answer, call describe_law(text, "
                          "python_source) once to state the law you found (recorded, not part "
                          "of the prediction score).")
-        if self._variant == "visual":
-            lines.append("Visual variant: each measurement returns a picture instead of "
-                         f"numbers: {world.render_prose()} Read what you need off the picture.")
-        if self._n_trials > 1:
-            lines.append(
-                f"In-context learning: this episode has {self._n_trials} trials on the same "
-                "initial state under the same law. Each trial has its own measurement phase "
-                "(time restarts at 0, fresh budget) and its own query times. After each "
-                "trial you are told your error; a summary of earlier trials is in the "
-                "workspace (previous_trials). The last trial is scored.")
-            if self._trial_summaries:
-                # The context reset of the paper: a fresh reader gets the summary here.
-                lines.append(f"You are in trial {self._trial + 1} of {self._n_trials}. "
-                             "Earlier trials:\n" + self.trial_summary_text())
+        lines.extend(self._variant_prompt_lines())
         lines.append("The workspace variables `measurements` (a table), `measurement_log`, "
                      "`budget_remaining`, `phase`, `world_facts` (the facts above as data) "
                      "and, in the answer phase, `queries`"
@@ -450,17 +377,7 @@ class MadEpisode(Episode):
             "n_trials": self._n_trials,
             "world_facts": self._world.public_facts(),
         }
-        if self._phase == "predict":
-            out["queries"] = self._world.queries(self._trial)
-            out.update(self._world.answer_facts(self._trial))
-        if self._variant == "infer":
-            question = self._world.parameter_question()
-            assert question is not None
-            out["parameter"] = {"name": question.name,
-                                "candidates": list(question.candidates)}
-        if self._n_trials > 1:
-            out["previous_trials"] = json.loads(json.dumps(self._trial_summaries))
-            out["trial_summary"] = self.trial_summary_text()
+        self._extend_workspace(out)
         return out
 
     def world_info_for_calibration(self) -> WorldInfo:
@@ -476,7 +393,7 @@ class MadEpisode(Episode):
     def _details(self) -> dict[str, Any]:
         info = self._world.info()
         details: dict[str, Any] = {"law": info.law, "world_options": info.options,
-                                   "constants": info.constants, "variant": self._variant}
+                                   "constants": info.constants, "variant": self.variant}
         if self._law_answer is not None:
             details["law_answer"] = self._law_answer
         if offers_law_score(self._world):
@@ -495,50 +412,3 @@ class MadEpisode(Episode):
                 self._world, self._law_answer["python_source"]) or {
                     "score": 0.0, "reason": "this world has no law score"}
         return self._law_rollout
-
-    def _score(self, answer: Any) -> Score:
-        if self._variant == "infer":
-            return self._score_estimate(answer)
-        world = self._world
-        trial = self._n_trials - 1
-        predictions = np.asarray(answer["predictions"], dtype=float)
-        truth = world.truth_at_queries(trial)
-        error = world.error(predictions, truth)
-        reference_error = world.error(world.reference_prediction(trial), truth)
-        skill = skill_score(error, reference_error)
-        details = self._details()
-        details.update({"skill": skill, "reference_error": reference_error,
-                        "reference": world.reference_prose,
-                        "queries": world.queries(trial), **world.answer_facts(trial)})
-        if self._n_trials > 1:
-            details["trial_errors"] = [s[world.metric] for s in self._trial_summaries] + [error]
-        return Score(passed=bool(skill >= PASS_SKILL), score=max(0.0, skill),
-                     metric=world.metric, value=error,
-                     threshold=(1.0 - PASS_SKILL) * reference_error,
-                     truth=truth.tolist(), details=details)
-
-    def _score_estimate(self, answer: Any) -> Score:
-        question = self._world.parameter_question()
-        assert question is not None
-        estimate = float(answer["value"])
-        deviation = abs(estimate - question.truth)
-        relative = deviation / max(abs(question.truth), question.scale_floor)
-        details = self._details()
-        details["parameter"] = question.name
-        return Score(passed=bool(deviation <= question.pass_half_width),
-                     score=max(0.0, 1.0 - relative), metric=f"{question.name}_relative_error",
-                     value=relative, threshold=question.pass_half_width
-                     / max(abs(question.truth), question.scale_floor),
-                     truth=question.truth, details=details)
-
-    def _truth_for_record(self) -> Any:
-        if self._variant == "infer":
-            question = self._world.parameter_question()
-            return None if question is None else question.truth
-        return self._world.truth_at_queries(self._n_trials - 1).tolist()
-
-    def _metric_name(self) -> str:
-        if self._variant == "infer":
-            question = self._world.parameter_question()
-            return f"{question.name}_relative_error" if question else "error"
-        return self._world.metric

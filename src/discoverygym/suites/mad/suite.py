@@ -20,6 +20,7 @@ from ...core import (
     streams,
 )
 from .episode import MadEpisode
+from .variants import make_episode
 from .worlds import WORLDS, World, make_world, world_class
 
 # On a GPU, JAX would grab 75% of its memory in every process that uses it, so a second
@@ -147,8 +148,8 @@ class MadSuite(Suite):
         if variant.startswith("infer"):
             variant = "infer"
         world = make_world(world_name, seed=seed, law=law, **world_options)
-        return MadEpisode(world, task_id=task_id, seed=seed, options=options,
-                          variant=variant, trials=trials)
+        return make_episode(world, task_id=task_id, seed=seed, options=options,
+                            variant=variant, trials=trials)
 
     def plan(self, **options: Any) -> list[EpisodeSpec]:
         options = {k: v for k, v in options.items() if v is not None}
