@@ -17,7 +17,7 @@ created and called inside that context."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -278,6 +278,18 @@ class Integrator:
         """The state after `n_steps` more steps."""
         n_chunks, n_rest = divmod(int(n_steps), self.chunk_steps)
         return self._run(state, bodies, n_chunks, n_rest)
+
+    def positions_after(self, state: State, bodies: Bodies, steps: Sequence[int], start: int = 0
+                        ) -> np.ndarray:
+        """Positions after each of the increasing step counts `steps`, counted like
+        `start`, the step `state` is at. Batch axes of `state` come first: the output is
+        (..., len(steps), N, D) (NumPy)."""
+        out, done = [], int(start)
+        for step in steps:
+            state = self.advance(state, bodies, int(step) - done)
+            done = int(step)
+            out.append(np.asarray(state.x))
+        return np.stack(out, axis=-3)
 
     def snapshots(self, state: State, bodies: Bodies, n_snapshots: int) -> State:
         """States after 0 .. n_snapshots - 1 chunks, stacked along a new first axis (NumPy).

@@ -408,18 +408,11 @@ class ClassicalLawOracle:
         self.fitted = dict(zip(parameter_layout(form)[0], params, strict=True))
         times, prep = end_and_get_preparation(view)
         force, inertia = build_law(form, params, inertia_decay)
-        out = []
         with P.x64():
             integrator = P.Integrator(P.Law("fitted", "fitted", force, inertia))
-            state = P.as_state(prep["x"], prep["v"])
-            bodies = P.as_bodies(prep["mass"], prep["radius"])
-            done = 0
-            for t in times:
-                target = int(round(t / facts["dt"]))
-                state = integrator.advance(state, bodies, target - done)
-                done = target
-                out.append(np.asarray(state.x))
-        return np.stack(out)
+            return integrator.positions_after(
+                P.as_state(prep["x"], prep["v"]), P.as_bodies(prep["mass"], prep["radius"]),
+                [int(round(t / facts["dt"])) for t in times])
 
     def fit_parameters(self, view: Any, form: LawForm, inertia_decay: float) -> list[float]:
         """Snapshots of every particle from t = 0 (where S = 0), the rollout fit with the
@@ -462,18 +455,11 @@ class ClassicalLawOracle:
             form.force)
         law = P.Law("fitted", "fitted", force() if force else P.ripple_force(
             amplitude=params[0], wavelength=params[1], phase=params[2]), P.standard_inertia())
-        out = []
         with P.x64():
-            integrator = P.Integrator(law)
-            state = P.as_state(x, v)
-            bodies = P.as_bodies(masses, np.asarray(facts["radii"]))
-            step = int(round(t_max / facts["dt"]))
-            for t in queries:
-                target = int(round(t / facts["dt"]))
-                state = integrator.advance(state, bodies, target - step)
-                step = target
-                out.append(np.asarray(state.x))
-        return np.stack(out)
+            return P.Integrator(law).positions_after(
+                P.as_state(x, v), P.as_bodies(masses, np.asarray(facts["radii"])),
+                [int(round(t / facts["dt"])) for t in queries],
+                start=int(round(t_max / facts["dt"])))
 
     def play_rollout(self, view: Any, form: LawForm, inertia_decay: float, t_start: float
                      ) -> np.ndarray:
