@@ -162,12 +162,21 @@ def test_cheater_attempts_all_fail(tmp_path, monkeypatch):
     assert "keys: {} proc: []" in log[5]["result"] and FAKE_KEY not in json.dumps(record)
     assert outcomes[6] in ("OSError", "ConnectionRefusedError", "TimeoutError")
     assert outcomes[7] == "socket.gaierror"
-    forked = int(log[8]["result"].split("after")[1].split()[0])
-    assert "fork stopped" in log[8]["result"] and forked < 100
+    # Two defences may stop the fork bomb, depending on timing: the process limit
+    # (fork fails inside the sandbox), or the supervisor, which counts the sandbox's
+    # processes while the call runs and restarts the interpreter when over the limit.
+    fork = log[8]
+    if fork.get("restarted"):
+        assert fork["outcome"] == "MemoryError" and "processes, over its limit" in fork["result"]
+    else:
+        assert "fork stopped after" in fork["result"], fork
+        assert int(fork["result"].split("after")[1].split()[0]) < 100
     assert outcomes[9] == "MemoryError"
     assert outcomes[10] == "timeout" and log[10].get("restarted")
     sandbox = record["details"]["sandbox"]
-    assert sandbox["restarts"] == 1 and sandbox["events"][0]["event"] == "timeout"
+    expected = (["limit"] if fork.get("restarted") else []) + ["timeout"]
+    assert [e["event"] for e in sandbox["events"]] == expected
+    assert sandbox["restarts"] == len(expected)
     # The episode still ended normally (a wrong guess), and the host is unharmed.
     assert record["answer"] == 0.0 and not record["passed"]
     assert os.environ["OPENAI_API_KEY"] == FAKE_KEY and secret.exists()

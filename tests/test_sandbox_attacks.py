@@ -204,6 +204,20 @@ def test_weak_level_is_loud():
     assert isolation_level() in STRONG
 
 
+def test_an_interpreter_named_through_dotdot_keeps_the_strong_level(tmp_path):
+    """`../.venv/bin/python` (a script started from tests/) used to fail the bubblewrap
+    probe and fall to the weak level."""
+    import sys
+
+    # through a folder the sandbox does not show (its /tmp is private)
+    python = str(tmp_path) + "/.." * (len(tmp_path.parts) - 1) + os.path.abspath(sys.executable)
+    assert os.path.samefile(python, sys.executable)
+    assert isolation_level(python) == isolation_level()
+    result = run_isolated("import sys; print(sys.prefix)", config=SandboxConfig(python=python))
+    assert result.isolation in STRONG and result.returncode == 0, result.stderr
+    assert result.stdout.decode().strip() == sys.prefix
+
+
 @pytest.mark.parametrize("level", STRONG)
 def test_an_interpreter_under_tmp_still_works(level, tmp_path):
     """The sandbox's private /tmp must not cover an interpreter (a venv, a CI checkout)

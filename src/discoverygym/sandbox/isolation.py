@@ -55,7 +55,9 @@ class SandboxUnavailable(RuntimeError):
 
 
 def python_executable(config: SandboxConfig) -> str:
-    return config.python or sys.executable
+    # Normalised but not resolved: `../.venv/bin/python` must still name the venv (its
+    # symlink target is the base interpreter), and a path with `..` cannot be bound.
+    return os.path.abspath(config.python or sys.executable)
 
 
 @functools.cache
@@ -476,7 +478,7 @@ def _level_works(level: str, python: str) -> bool:
 
 def isolation_level(python: str | None = None) -> str:
     """The strongest isolation level that works on this host (probed once)."""
-    python = python or sys.executable
+    python = os.path.abspath(python or sys.executable)
     for level in LEVELS:
         if _level_works(level, python):
             return level
