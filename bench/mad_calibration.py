@@ -4,7 +4,7 @@ over a set of seeds. Prints one JSON object; the README's Calibration table is t
 output.
 
 - law-oracle: told the law's form (not its numbers), fits it to its own measurements
-  (privileged; classical and quantum worlds so far);
+  (privileged; every world);
 - normal physics: newtonian (classical), navier-stokes (fluid), schrodinger (quantum);
 - trivial: last-seen (classical), persistence (fluid), uniform (quantum); no-science:
   ballistic (classical).
@@ -37,7 +37,8 @@ from typing import Any
 AGENTS_BY_WORLD = {
     "classical": {"law-oracle": "oracle", "newtonian": "normal-physics", "last-seen": "trivial",
                   "ballistic": "no-science"},
-    "fluid": {"navier-stokes": "normal-physics", "persistence": "trivial"},
+    "fluid": {"law-oracle": "oracle", "navier-stokes": "normal-physics",
+              "persistence": "trivial"},
     "quantum": {"law-oracle": "oracle", "schrodinger": "normal-physics", "uniform": "trivial"},
 }
 ORACLE_TARGET = 0.8

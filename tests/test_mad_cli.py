@@ -62,7 +62,7 @@ def test_run_plays_every_baseline_of_a_world_end_to_end(tmp_path, world, law):
         assert entry["mean_skill"] == pytest.approx(sum(skills) / 2)
         assert entry["n_missing"] == 0
         assert entry["skill_reference"].startswith(
-            {"fluid": "persistence"}.get(world, "normal physics"))
+            {"fluid": "nearest altered law"}.get(world, "normal physics"))
 
 
 def test_a_baseline_of_another_world_fails_with_a_clear_message():

@@ -158,8 +158,9 @@ def test_law_oracle_refuses_what_it_cannot_calibrate():
     hidden = get_suite("mad").episode("quantum-p1", seed=0, initial_state="hidden", **SHORT)
     with pytest.raises(RuntimeError, match="hides"):
         oracle.solve_privileged(hidden)
-    fluid = get_suite("mad").episode("fluid-normal", seed=0, resolution=32, t_max=2.0)
-    with pytest.raises(RuntimeError, match="no oracle for the fluid world"):
+    fluid = get_suite("mad").episode("fluid-normal", seed=0, resolution=32, t_max=2.0,
+                                     protocol="paper")
+    with pytest.raises(RuntimeError, match="discovery protocol only"):
         oracle.solve_privileged(fluid)
 
 

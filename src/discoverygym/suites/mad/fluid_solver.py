@@ -260,12 +260,18 @@ def simulate(omega0: np.ndarray, output_times: Sequence[float], *, nu: float,
     increasing `output_times` exactly, with an adaptive CFL step chosen per interval.
 
     Returns the dealiased coefficients at every output time (t = 0 allowed)."""
+    return simulate_from(initial_hat(omega0), 0.0, output_times, nu=nu, modulation=modulation,
+                         cfl=cfl, dt_max=dt_max, x64=x64)
+
+
+def initial_hat(omega0: np.ndarray) -> np.ndarray:
+    """The dealiased, zero-mean real-FFT coefficients of a grid field (N x N): the state
+    `simulate` starts from."""
     n = int(omega0.shape[0])
     mask = SpectralGrid(n).dealias_mask()
     omega_hat = np.where(mask, np.fft.rfft2(np.asarray(omega0, dtype=float)), 0.0)
     omega_hat[0, 0] = 0.0  # periodic vorticity has zero mean
-    return simulate_from(omega_hat, 0.0, output_times, nu=nu, modulation=modulation,
-                         cfl=cfl, dt_max=dt_max, x64=x64)
+    return omega_hat
 
 
 def simulate_from(omega_hat: np.ndarray, t_start: float, output_times: Sequence[float], *,
@@ -304,6 +310,77 @@ def simulate_from(omega_hat: np.ndarray, t_start: float, output_times: Sequence[
             raise FloatingPointError("the fluid solution blew up; lower the CFL number")
     return Solution(times, np.stack(out_w), total_steps,
                     float(min_dt if math.isfinite(min_dt) else 0.0))
+
+
+# ---- laws with numbers as arguments (fits) -------------------------------------------
+# A law family maps a parameter vector to a modulation, `family(params)(u, v, omega) ->
+# C`. Its kernel is compiled once per (grid, viscosity, family) with the parameters as
+# traced arguments, so a fit that tries many parameter values never recompiles, and
+# forward-mode derivatives with respect to them come from `jax.jvp`.
+LawFamily = Callable[[jax.Array], Modulation]
+
+
+@lru_cache(maxsize=16)
+def _compiled_family(n: int, nu: float, family: LawFamily):
+    ops = _operators(n)
+
+    def advance(omega_hat, dt, n_steps, params):
+        decay_half = jnp.exp(-0.5 * nu * ops.k2 * dt)
+        modulation = family(params)
+        body = lambda _, w: _lawson_rk4_step(w, dt, decay_half, ops, modulation)  # noqa: E731
+        return jax.lax.fori_loop(0, n_steps, body, omega_hat)
+
+    @jax.jit
+    def advance_tangent(omega_hat, tangents, dt, n_steps, params):
+        """The state after n_steps and its derivatives with respect to params, given
+        those of the initial state (`tangents`, one per parameter)."""
+        basis = jnp.eye(params.shape[0], dtype=params.dtype)
+
+        def along(direction, tangent):
+            return jax.jvp(lambda p, w: advance(w, dt, n_steps, p), (params, omega_hat),
+                           (direction, tangent))
+
+        states, derivatives = jax.vmap(along)(basis, tangents)
+        return states[0], derivatives
+
+    _, max_speed = _compiled(n, float(nu), None, True)
+    return jax.jit(advance), advance_tangent, max_speed
+
+
+def simulate_family(omega_hat: np.ndarray, output_times: Sequence[float], *, nu: float,
+                    family: LawFamily, params: Sequence[float], factor: float,
+                    cfl: float = 0.5, dt_max: float = 0.05, chunk: float = 0.5,
+                    with_tangents: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """`simulate_from` t = 0 under the law `family(params)`, with the same step choice
+    (CFL step with transport factor `factor`, re-chosen at every output time and at
+    least every `chunk`), so that with a family and factor that reproduce a world law
+    it is the world's integrator. Returns the coefficients at the output times, and with
+    `with_tangents` their derivatives with respect to params (T, P, N, N // 2 + 1)."""
+    times = np.asarray(output_times, dtype=float)
+    n = int(omega_hat.shape[0])
+    with jax.enable_x64(True):
+        advance, advance_tangent, max_speed = _compiled_family(n, float(nu), family)
+        p = jnp.asarray(np.asarray(params, dtype=float))
+        w = jnp.asarray(omega_hat, dtype=jnp.complex128)
+        dw = jnp.zeros((p.shape[0], *w.shape), dtype=jnp.complex128)
+        t, out_w, out_dw = 0.0, [], []
+        for t_out in times:
+            while float(t_out) - t > 0:
+                t_next = min(float(t_out), t + chunk)
+                interval = t_next - t
+                dt = stable_step(float(max_speed(w)), n, cfl, factor, dt_max)
+                steps = max(1, math.ceil(interval / dt - 1e-9))
+                dt_j = jnp.asarray(interval / steps, dtype=jnp.float64)
+                if with_tangents:
+                    w, dw = advance_tangent(w, dw, dt_j, steps, p)
+                else:
+                    w = advance(w, dt_j, steps, p)
+                t = float(t_out) if t_next == float(t_out) else t_next
+            out_w.append(np.asarray(w))
+            if with_tangents:
+                out_dw.append(np.asarray(dw))
+    return np.stack(out_w), (np.stack(out_dw) if with_tangents else None)
 
 
 # ---- initial states -----------------------------------------------------------------

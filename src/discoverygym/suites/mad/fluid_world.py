@@ -56,6 +56,19 @@ LAW_SCORE_RESOLUTION = 64
 LAW_SCORE_DT = 1.0 / 128  # CFL <= 0.4 for |u| + |v| <= 1.5 under every law (factor <= 3.1)
 LAW_SCORE_HORIZON = 4.0  # time units; vorticity compared every unit
 LAW_SCORE_SAMPLE_STRIDE = 2  # compare on every second grid point (32 x 32)
+# Scoring protocols, default first (ours; README, Calibration). "discovery": after the
+# measurements the agent is given a fresh double shear layer (thickness, amplitude and
+# an x-shift, public) and predicts its vorticity at the query points at times U(0, H]
+# after it; the truth is that preparation under the world's law, the reference normal
+# physics from it (the normal law: the nearest altered law's forecast), so passing needs
+# the law. "paper": the measured world's own future, skill against persistence.
+PROTOCOLS = ("discovery", "paper")
+DEFAULT_PROTOCOL = "discovery"
+# Discovery defaults (ours): a coarser grid and short windows, so an episode costs
+# seconds (README: the accuracy cost of 64 against 128, and why these windows).
+DISCOVERY_RESOLUTION = 64
+DISCOVERY_T_MAX = 3.0
+DISCOVERY_QUERY_HORIZON = 3.0
 
 LAWS: dict[str, fs.Modulation | None] = {
     "normal": None,
@@ -151,6 +164,50 @@ def get_trajectory(seed: int, law: str, resolution: int, t_end: float) -> FluidT
                                        SNAPSHOT_INTERVAL))
 
 
+@dataclass(frozen=True)
+class Preparation:
+    """A fresh double shear layer (discovery protocol): omega = double_shear_layer(N,
+    thickness, amplitude, phase), i.e. v = amplitude sin(x - phase) on the two layers."""
+
+    thickness: float
+    amplitude: float
+    phase: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"thickness": self.thickness, "amplitude": self.amplitude, "phase": self.phase}
+
+
+def draw_preparation(seed: int, trial: int) -> Preparation:
+    """delta and A from the world's own ranges, the x-shift uniform, on the preparation
+    stream (neither the world's initial state nor the law score's)."""
+    rng = np.random.default_rng([int(seed), streams.MAD_PREPARATION, int(trial)])
+    return Preparation(float(rng.uniform(*THICKNESS_RANGE)), float(rng.uniform(*AMPLITUDE_RANGE)),
+                       float(rng.uniform(0.0, 2.0 * math.pi)))
+
+
+_PREPARATION_CACHE = ArrayCache("mad", "fluid_preparation", memory_items=64)
+
+
+def preparation_rollout(preparation: Preparation, law: str, resolution: int,
+                        times: list[float], points: np.ndarray) -> np.ndarray:
+    """Vorticity of the preparation at `points` (P, 2) at `times` (from t = 0), rolled out
+    under `law` by the world's integrator; cached in memory and on disk (agents of a
+    calibration share the references)."""
+    config = {"format": CACHE_FORMAT, "law": law, "resolution": int(resolution),
+              "nu": VISCOSITY, "cfl": CFL, "modulation": repr(LAWS[law]),
+              "preparation": preparation.as_dict(), "times": [float(t) for t in times],
+              "points": np.asarray(points, dtype=float).tolist()}
+
+    def compute() -> dict[str, np.ndarray]:
+        omega0 = fs.double_shear_layer(int(resolution), preparation.thickness,
+                                       preparation.amplitude, preparation.phase)
+        solution = fs.simulate(omega0, times, nu=VISCOSITY, modulation=LAWS[law], cfl=CFL)
+        return {"values": np.stack([fs.evaluate_at_points(w, points[:, 0], points[:, 1])
+                                    for w in solution.omega_hat])}
+
+    return _PREPARATION_CACHE.get(digest(config), law, compute, lambda a: a["values"])
+
+
 def relative_l2(predictions: np.ndarray, truth: np.ndarray) -> float:
     """||prediction - truth||_2 / ||truth||_2 over all query times and points."""
     truth = np.asarray(truth, dtype=float)
@@ -187,19 +244,33 @@ class FluidWorld(World):
         "description": "vorticity at every query point (in the order of world_facts "
                        "query_points) at one query time",
     }
+    protocols = PROTOCOLS
     metric = "relative_l2"
     metric_prose = ("||prediction - truth||_2 / ||truth||_2 over all query times and query "
                     "points together")
     run_options: ClassVar[tuple[RunOption, ...]] = (
         RunOption("resolution", f"fluid: grid size N of the N x N simulation (default "
-                  f"{DEFAULT_RESOLUTION}; paper 512)", int),
+                  f"{DISCOVERY_RESOLUTION} under discovery, {DEFAULT_RESOLUTION} under "
+                  "--protocol paper; paper 512)", int),
         T_MAX_OPTION,
         QUERY_HORIZON_OPTION,
     )
 
-    def __init__(self, *, seed: int, law: str, resolution: int = DEFAULT_RESOLUTION,
-                 t_max: float = T_MAX, query_horizon: float = QUERY_HORIZON) -> None:
+    def __init__(self, *, seed: int, law: str, resolution: int | None = None,
+                 t_max: float | None = None, query_horizon: float | None = None,
+                 protocol: str = DEFAULT_PROTOCOL) -> None:
         super().__init__(seed=seed, law=law)
+        if protocol not in self.protocols:
+            raise ValueError(f"unknown protocol {protocol!r}; protocols: "
+                             f"{', '.join(self.protocols)}")
+        self.protocol = protocol
+        paper = protocol == "paper"
+        if resolution is None:
+            resolution = DEFAULT_RESOLUTION if paper else DISCOVERY_RESOLUTION
+        if t_max is None:
+            t_max = T_MAX if paper else DISCOVERY_T_MAX
+        if query_horizon is None:
+            query_horizon = QUERY_HORIZON if paper else DISCOVERY_QUERY_HORIZON
         if not 16 <= int(resolution) <= 2048 or int(resolution) % 2:
             raise ValueError(f"resolution must be an even number between 16 and 2048, got "
                              f"{resolution}")
@@ -222,7 +293,8 @@ class FluidWorld(World):
 
     def trajectory(self) -> FluidTrajectory:
         if self._trajectory is None:
-            t_end = self.defaults.t_max + self.query_horizon
+            # Discovery asks about the preparation: the world itself ends at T_max.
+            t_end = self.defaults.t_max + (0.0 if self.asks_preparation else self.query_horizon)
             self._trajectory = get_trajectory(self.seed, self.law, self.resolution, t_end)
         return self._trajectory
 
@@ -253,15 +325,58 @@ class FluidWorld(World):
                 for p, v in zip(observation.selection, values, strict=True)]
 
     # ---- prediction --------------------------------------------------------------------
+    @property
+    def asks_preparation(self) -> bool:
+        """Discovery protocol: the questions are about a fresh preparation."""
+        return self.protocol == "discovery"
+
     def queries(self, trial: int = 0) -> list[dict[str, Any]]:
+        """Paper: times T_max + U(0, H]. Discovery: times U(0, H] after the preparation
+        (prepared at t = 0). Sorted, from the seed and trial."""
         rng = np.random.default_rng([self.seed, streams.MAD_TRIAL, int(trial)])
         offsets = np.sort(rng.uniform(0.0, self.query_horizon, size=self.defaults.n_queries))
-        return [{"t": round(self.defaults.t_max + max(float(o), 1e-3), 3)} for o in offsets]
+        start = 0.0 if self.asks_preparation else self.defaults.t_max
+        return [{"t": round(start + max(float(o), 1e-3), 3)} for o in offsets]
+
+    def preparation(self, trial: int = 0) -> Preparation:
+        """The fresh preparation of a trial (discovery protocol)."""
+        return draw_preparation(self.seed, trial)
+
+    def answer_facts(self, trial: int = 0) -> dict[str, Any]:
+        if not self.asks_preparation:
+            return {}
+        return {"preparation": self.preparation(trial).as_dict()}
+
+    def preparation_rollout(self, law: str, trial: int = 0) -> np.ndarray:
+        """The vorticity of the trial's preparation at the query points and times under
+        `law`, by the world's integrator on the world's grid."""
+        return preparation_rollout(self.preparation(trial), law, self.resolution,
+                                   [q["t"] for q in self.queries(trial)], self.query_points)
+
+    @property
+    def goal_prose(self) -> str:  # type: ignore[override]
+        if self.asks_preparation:
+            return ("find out the laws of this world, then predict how a fresh preparation "
+                    "of it evolves.")
+        return "predict the state of the world at later times you have not seen."
+
+    @property
+    def question_prose(self) -> str:  # type: ignore[override]
+        if self.asks_preparation:
+            return (f"query times in (0, {self.query_horizon:g}] and a fresh preparation "
+                    "(`preparation`: thickness delta, amplitude A and x-shift phase of a new "
+                    "double shear layer at t = 0, exact: u = tanh((y - pi/2) / delta) for y <= "
+                    "pi and tanh((3 pi/2 - y) / delta) above, v = A sin(x - phase), in the "
+                    "same domain under the same laws, on the same grid); predict its vorticity "
+                    "at the query points at the query times")
+        return "query times, all after T_max"
 
     def prediction_shape(self) -> tuple[int, ...]:
         return (N_QUERY_POINTS,)
 
     def truth_at_queries(self, trial: int = 0) -> np.ndarray:
+        if self.asks_preparation:
+            return self.preparation_rollout(self.law, trial)
         if trial not in self._truth:
             traj = self.trajectory()
             self._truth[trial] = np.stack([traj.vorticity(q["t"], self.query_points)
@@ -271,13 +386,34 @@ class FluidWorld(World):
     def error(self, predictions: np.ndarray, truth: np.ndarray) -> float:
         return relative_l2(predictions, truth)
 
+    @property
+    def reference_prose(self) -> str:  # type: ignore[override]
+        if not self.asks_preparation:
+            return "persistence: the true state at T_max held fixed"
+        if self.law == "normal":
+            return ("nearest altered law: of the preparation's forecasts under the five "
+                    "altered laws, the one closest to the truth")
+        return ("normal physics: the preparation rolled out under the standard Navier-Stokes "
+                "equations")
+
     def reference_prediction(self, trial: int = 0) -> np.ndarray:
+        if self.asks_preparation:
+            if self.law != "normal":
+                return self.preparation_rollout("normal", trial)
+            # Where normal physics is the truth it cannot be the reference (skill 0 for
+            # the perfect answer): an agent that assumes any alien law scores <= 0.
+            truth = self.truth_at_queries(trial)
+            altered = [self.preparation_rollout(law, trial) for law in self.laws
+                       if law != "normal"]
+            return min(altered, key=lambda f: self.error(f, truth))
         at_t_max = self.trajectory().vorticity(self.defaults.t_max, self.query_points)
         return np.stack([at_t_max] * len(self.queries(trial)))
 
     # ---- prompt and extras -------------------------------------------------------------
     def prompt_facts(self) -> str:
         points = json.dumps(np.round(self.query_points, 6).tolist())
+        if self.asks_preparation:
+            return self._discovery_facts(points)
         return (
             "World: a 2D incompressible fluid on the periodic square [0, 2 pi) x [0, 2 pi) "
             f"(x along the first coordinate), kinematic viscosity nu = {VISCOSITY:g}, "
@@ -294,7 +430,33 @@ class FluidWorld(World):
             f"Query points (the same at every query time; the predictions are the vorticity "
             f"there): {points}.")
 
+    def _discovery_facts(self, points: str) -> str:
+        return (
+            "World: a 2D incompressible fluid on the periodic square [0, 2 pi) x [0, 2 pi) "
+            f"(x along the first coordinate), kinematic viscosity nu = {VISCOSITY:g}, "
+            "velocity (u, v) and vorticity omega = dv/dx - du/dy. At t = 0 it is a double "
+            "shear layer: u = tanh((y - pi/2) / delta) for y <= pi and tanh((3 pi/2 - y) / "
+            "delta) above (two opposing streams), plus a perturbation v = A sin(x); delta "
+            f"was drawn from U{THICKNESS_RANGE} and A from U{AMPLITUDE_RANGE} and both are "
+            "unknown. The flow may obey the standard Navier-Stokes equations or an altered "
+            "law (an extra body force); finding out is part of the task. The simulator is "
+            f"pseudo-spectral on a {self.resolution} x {self.resolution} grid (2/3 "
+            "dealiasing of the initial field and of every product, RK4 with an integrating "
+            "factor for viscosity, adaptive CFL step); vorticity at any point is the exact "
+            "Fourier series of the simulated field.\n"
+            f"Measurements: {self.observation_prose}.\n"
+            "Question: after the measurements you are given a fresh double shear layer "
+            "(its delta, A and an x-shift, exactly) prepared at t = 0 in the same world, "
+            "and predict its vorticity at the query points at times after that preparation.\n"
+            f"Query points (the same at every query time; the predictions are the vorticity "
+            f"there): {points}.")
+
     def public_facts(self) -> dict[str, Any]:
+        if self.asks_preparation:
+            return {**self._paper_public_facts(), "protocol": self.protocol}
+        return self._paper_public_facts()
+
+    def _paper_public_facts(self) -> dict[str, Any]:
         return {"world": self.name, "domain": [0.0, 2 * math.pi], "viscosity": VISCOSITY,
                 "resolution": self.resolution, "t_max": self.defaults.t_max,
                 "n_queries": self.defaults.n_queries, "query_horizon": self.query_horizon,
@@ -373,7 +535,9 @@ class FluidWorld(World):
         return WorldInfo(
             world=self.name, law=self.law,
             options={"resolution": self.resolution, "t_max": self.defaults.t_max,
-                     "query_horizon": self.query_horizon},
+                     "query_horizon": self.query_horizon,
+                     # the paper protocol's records stay as they were before discovery
+                     **({"protocol": self.protocol} if self.asks_preparation else {})},
             constants={"viscosity": VISCOSITY, "budget": BUDGET,
                        "thickness": self.layer.thickness, "amplitude": self.layer.amplitude,
                        "law": LAW_PROSE[self.law],
@@ -381,7 +545,14 @@ class FluidWorld(World):
                                 "query_horizon": self.query_horizon,
                                 "n_query_points": N_QUERY_POINTS, "cfl": CFL,
                                 "snapshot_interval": SNAPSHOT_INTERVAL,
-                                "combined_gammas": list(COMBINED_GAMMAS)}})
+                                "combined_gammas": list(COMBINED_GAMMAS),
+                                **({"discovery_resolution_default": DISCOVERY_RESOLUTION,
+                                    "discovery_t_max_default": DISCOVERY_T_MAX,
+                                    "discovery_query_horizon_default":
+                                        DISCOVERY_QUERY_HORIZON,
+                                    "preparation": "delta ~ U(0.05, 0.2), A ~ U(0.15, 0.5), "
+                                                   "x-shift ~ U(0, 2 pi)"}
+                                   if self.asks_preparation else {})}})
 
 
 def _modulation_numpy(modulation: fs.Modulation, u: float, v: float, omega: float) -> float:

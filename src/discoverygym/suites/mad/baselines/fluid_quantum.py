@@ -3,7 +3,11 @@ episode view (the prompt's facts in `world_facts`, the tools, what their own
 measurements return) and public physics code (the standard Navier-Stokes solver); none
 of them reads the truth or the hidden law.
 
-Fluid:
+Fluid (under the default `discovery` protocol neither measures: the question is a
+fresh preparation, stated exactly, and no measurement of this world tells them about
+it; `persistence` holds the preparation's initial vorticity at the query points,
+`navier-stokes` integrates it with the standard equations on the world's grid.
+Under `--protocol paper`:)
 - `persistence`: measure every query point once at T_max (the best fidelity the budget
   pays for) and predict those values at every query time.
 - `navier-stokes`: assume the standard equations. The initial double shear layer has two
@@ -104,14 +108,53 @@ def _queries(view: EpisodeView) -> list[dict[str, Any]]:
 
 
 # ---- fluid ------------------------------------------------------------------------------
+def asks_preparation(view: EpisodeView) -> bool:
+    """The fluid world's discovery protocol: the question is a fresh preparation."""
+    return view.workspace()["world_facts"].get("protocol") == "discovery"
+
+
+def preparation_hat(facts: dict[str, Any], preparation: dict[str, float]) -> np.ndarray:
+    """The dealiased real-FFT vorticity of a stated preparation on the world's grid (the
+    state the world's integrator starts it from)."""
+    from .. import fluid_solver as fs
+
+    omega0 = fs.double_shear_layer(int(facts["resolution"]), float(preparation["thickness"]),
+                                   float(preparation["amplitude"]), float(preparation["phase"]))
+    return fs.initial_hat(omega0)
+
+
+def standard_forecast(facts: dict[str, Any], preparation: dict[str, float],
+                      times: list[float]) -> np.ndarray:
+    """The preparation under the standard Navier-Stokes equations at `times`, read at
+    the query points (the public solver on the stated grid)."""
+    from .. import fluid_solver as fs
+
+    points = np.asarray(facts["query_points"], dtype=float)
+    solution = fs.simulate_from(preparation_hat(facts, preparation), 0.0, times,
+                                nu=float(facts["viscosity"]))
+    return np.stack([fs.evaluate_at_points(w, points[:, 0], points[:, 1])
+                     for w in solution.omega_hat])
+
+
 class FluidPersistence(TrialBaseline):
-    """The last measured vorticity at each query point, for every query time."""
+    """The last measured vorticity at each query point, for every query time (discovery:
+    the preparation's initial vorticity there)."""
 
     world = "fluid"
 
     def play_trial(self, view: EpisodeView) -> None:
+        from .. import fluid_solver as fs
+
         ws = view.workspace()
         facts = ws["world_facts"]
+        if asks_preparation(view):
+            queries = _queries(view)
+            points = np.asarray(facts["query_points"], dtype=float)
+            initial = fs.evaluate_at_points(
+                preparation_hat(facts, view.workspace()["preparation"]), points[:, 0],
+                points[:, 1])
+            view.call("predict", {"predictions": [initial.tolist()] * len(queries)})
+            return
         points = facts["query_points"]
         fidelity = _best_fidelity(ws["budget_remaining"], len(points))
         values = _measure(view, facts["t_max"], points, fidelity)
@@ -160,6 +203,12 @@ class FluidNavierStokes(TrialBaseline):
 
         ws = view.workspace()
         facts = ws["world_facts"]
+        if asks_preparation(view):
+            queries = _queries(view)
+            predictions = standard_forecast(facts, view.workspace()["preparation"],
+                                            [float(q["t"]) for q in queries])
+            view.call("predict", {"predictions": predictions.tolist()})
+            return
         t_max = float(facts["t_max"])
         points = np.asarray(facts["query_points"], dtype=float)
         initial = _measure(view, 0.0, [[0.0, 0.5 * math.pi], [math.pi, 0.5 * math.pi]], "high")

@@ -504,6 +504,7 @@ class ClassicalLawOracle:
 WORLD_ORACLES = {
     "classical": "discoverygym.suites.mad.baselines.law_oracle:ClassicalLawOracle",
     "quantum": "discoverygym.suites.mad.baselines.quantum_oracle:QuantumLawOracle",
+    "fluid": "discoverygym.suites.mad.baselines.fluid_oracle:FluidLawOracle",
 }
 
 
