@@ -70,11 +70,10 @@ PROTOCOL_OPTIONS = (
               "(default predict)", str, "predict"),
     RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
               int),
-    RunOption("protocol", "scoring protocol: discovery (classical and quantum default; "
-              "classical: predict a fresh preparation of the world, scored against normal "
-              "physics run from it; quantum: an altered law is scored against the best "
-              "forecast that ignores it) | paper (the published setup; the only one of the "
-              "fluid world so far)", str),
+    RunOption("protocol", "scoring protocol: discovery (the default; classical and fluid: "
+              "predict a fresh preparation of the world, scored against normal physics run "
+              "from it; quantum: an altered law is scored against the best forecast that "
+              "ignores it) | paper (the published setup)", str),
 )
 
 
@@ -241,9 +240,9 @@ class MadSuite(Suite):
                 "skill": "1 - error / error of the task's reference (per task: "
                          "skill_reference), per episode, computed from the truth: persistence "
                          "or uniform (paper protocol, normal laws), the normal-physics "
-                         "forecast (classical and quantum altered laws, discovery protocol), "
-                         "or the nearest altered law's forecast (quantum normal law, "
-                         "discovery protocol)"}
+                         "forecast (altered laws, discovery protocol), the median "
+                         "(classical) or nearest (fluid, quantum) altered law's forecast "
+                         "(normal laws, discovery protocol)"}
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """Mean and median prediction error and skill per task (world and law), for the

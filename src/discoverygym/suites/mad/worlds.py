@@ -43,12 +43,13 @@ WORLDS: dict[str, str] = {
 
 # Options every world takes (the protocol's timeline); one text so `discoverygym options
 # mad` describes them for all worlds, whichever world registers them first.
-T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 60, "
-                         "quantum 30)", float)
+T_MAX_OPTION = RunOption("t_max", "last measurement time (default: classical 300, fluid 3 "
+                         "under discovery or 60 with --protocol paper, quantum 30)", float)
 QUERY_HORIZON_OPTION = RunOption("query_horizon", "query times lie in (T_max, T_max + "
                                  "horizon] (default: classical 30 with --protocol paper, "
                                  "or 20 after the fresh preparation under discovery; "
-                                 "fluid 10, quantum 10)",
+                                 "fluid 10 with --protocol paper, or 3 after the fresh "
+                                 "preparation under discovery; quantum 10)",
                                  float)
 
 
