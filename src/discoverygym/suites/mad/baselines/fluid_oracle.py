@@ -55,8 +55,10 @@ EARLY_FRACTION = 1 / 3  # the grid scan and first fit use the measurements up to
 LAYER_POINTS_X = 4  # points per shear layer and time (x spread evenly, off the grid)
 # The grid of strengths scanned per term (geometric, no paper value on it: the velocity
 # term's are 0.5 and 0.7, the vorticity term's 5 and 10), and the bounds of the fit.
-GRID = {"velocity": np.geomspace(0.05, 2.0, 9), "vorticity": np.geomspace(0.5, 20.0, 9)}
+GRID = {"velocity": np.geomspace(0.05, 2.0, 17), "vorticity": np.geomspace(0.5, 20.0, 17)}
 COMBINED_GRID_POINTS = 5  # per term, for a form with two terms
+CANDIDATES = 3  # the best local minima of the grid misfit that are fitted further
+GOOD_FIT = 5.0  # chi^2 per measurement below which a full fit is accepted (noise: ~1)
 UPPER = {"velocity": 3.0, "vorticity": 30.0}
 
 
@@ -171,11 +173,37 @@ def fit_strengths(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
 
     k_early = max(1, int(np.sum(times <= early + 1e-9)))
     grid = strength_grid(family.terms)
-    misfits = [float(np.sum(model(g, k_early, False)[0] ** 2)) for g in grid]
-    theta = np.asarray(grid[int(np.argmin(misfits))], dtype=float)
-    theta = fit(theta, k_early, 20).x
-    result = fit(theta, len(times), 12)
-    return result.x, 2.0 * float(result.cost) / measured.size
+    misfits = np.array([float(np.sum(model(g, k_early, False)[0] ** 2)) for g in grid])
+    early_fits = sorted((fit(np.asarray(grid[i], dtype=float), k_early, 20)
+                         for i in local_minima(misfits, family.terms)[:CANDIDATES]),
+                        key=lambda r: r.cost)
+    best = None
+    for candidate in early_fits:  # the best early fit first; the next only if it fails
+        result = fit(candidate.x, len(times), 12)
+        if best is None or result.cost < best.cost:
+            best = result
+        if 2.0 * best.cost / measured.size < GOOD_FIT:
+            break
+    return best.x, 2.0 * float(best.cost) / measured.size
+
+
+def local_minima(misfits: np.ndarray, terms: tuple[str, ...]) -> list[int]:
+    """Indices of the grid's local minima (neighbours along each term's axis), best
+    first."""
+    shape = (len(misfits),) if len(terms) == 1 else (COMBINED_GRID_POINTS,) * len(terms)
+    field = misfits.reshape(shape)
+    out = []
+    for index in np.ndindex(*shape):
+        neighbours = []
+        for axis in range(len(shape)):
+            for step in (-1, 1):
+                j = list(index)
+                j[axis] += step
+                if 0 <= j[axis] < shape[axis]:
+                    neighbours.append(field[tuple(j)])
+        if all(field[index] <= v for v in neighbours):
+            out.append(int(np.ravel_multi_index(index, shape)))
+    return sorted(out, key=lambda i: misfits[i])
 
 
 class FluidLawOracle:
