@@ -206,3 +206,13 @@ def test_paper_protocol_keeps_its_setup_and_the_oracle_refuses_it():
         {"resolution": 32, "t_max": 2.0, "query_horizon": 2.0})
     with pytest.raises(RuntimeError, match="discovery protocol only"):
         make_agent("mad", "law-oracle").solve_privileged(episode("vort5", 0, protocol="paper"))
+
+
+def test_wavenumber_oracle_fits_strength_and_wave_number():
+    """`law-oracle-wavenumbers` is told only that C = gamma sin(beta |u|^2) and finds
+    both numbers."""
+    oracle = make_agent("mad", "law-oracle-wavenumbers")
+    record = play(oracle, episode("vel0.7", 0))
+    assert np.allclose([oracle.fitted["velocity_strength"], oracle.fitted["velocity_wavenumber"]],
+                       [0.7, 3.0], rtol=0.02), oracle.fitted
+    assert record.passed

@@ -7,9 +7,10 @@ body force f = C(u, v, omega) u_perp; the form says which terms C has:
 - vorticity modulation: C = gamma cos(beta_w omega);
 - `combined`: C = a sin(beta_v |u|^2) + b cos(beta_w omega).
 
-The strengths (gamma; a and b) are unknown and fitted. The wave numbers beta_v = 3 and
-beta_w = pi / 16 belong to the form (they are the paper's, the same in every world that
-has the term); fitting them as well is not done (see the README).
+The strengths (gamma; a and b) are unknown and fitted. For `law-oracle` the wave numbers
+beta_v = 3 and beta_w = pi / 16 belong to the form (they are the paper's, the same in
+every world that has the term); `law-oracle-wavenumbers` (`FluidWavenumberOracle`) is
+told only the terms and fits the wave numbers too (slower; see the README).
 
 It buys its own measurements under the episode's budget and never reads a hidden
 number:
@@ -60,6 +61,12 @@ COMBINED_GRID_POINTS = 5  # per term, for a form with two terms
 CANDIDATES = 3  # the best local minima of the grid misfit that are fitted further
 GOOD_FIT = 5.0  # chi^2 per measurement below which a full fit is accepted (noise: ~1)
 UPPER = {"velocity": 3.0, "vorticity": 30.0}
+# With the wave numbers fitted too: their grids (geometric, each a factor of about 3 on
+# either side of the paper's 3 and pi / 16, neither on the grid) and bounds; the
+# strengths' grids are thinned so that the scan stays near 60 (one term) or 144 runs.
+WAVENUMBER_GRID = {"velocity": np.geomspace(1.0, 9.0, 7), "vorticity": np.geomspace(0.05, 0.8, 7)}
+WAVENUMBER_UPPER = {"velocity": 12.0, "vorticity": 1.2}
+THINNED = {1: (9, 7), 2: (4, 3)}  # (strength, wave number) grid points per term
 
 
 @dataclass(frozen=True)
@@ -81,19 +88,24 @@ LAW_FORMS = {
 
 @dataclass(frozen=True)
 class LawFamily:
-    """params (one strength per term) -> modulation C of a form; hashable, so
-    `fluid_solver` compiles its kernel once per family."""
+    """params -> modulation C of a form: one strength per term, then (with
+    `fit_wavenumbers`) one wave number per term; hashable, so `fluid_solver` compiles
+    its kernel once per family."""
 
     terms: tuple[str, ...]
+    fit_wavenumbers: bool = False
 
-    def wavenumbers(self) -> list[float]:
+    def wavenumbers(self, params: Any) -> list[Any]:
+        k = len(self.terms)
+        if self.fit_wavenumbers:
+            return [params[k + i] for i in range(k)]
         return [VELOCITY_WAVENUMBER if t == "velocity" else VORTICITY_WAVENUMBER
                 for t in self.terms]
 
     def __call__(self, params: Any) -> Any:
         import jax.numpy as jnp
 
-        betas = self.wavenumbers()
+        betas = self.wavenumbers(params)
 
         def modulation(u: Any, v: Any, omega: Any) -> Any:
             c = 0.0
@@ -109,8 +121,8 @@ class LawFamily:
     def transport_factor(self, params: Any) -> float:
         """The world's CFL factor for these numbers: 1 + sum |strength| beta (equal to
         the world's law's own factor when the numbers are the true ones)."""
-        betas = self.wavenumbers()
-        return 1.0 + sum(abs(float(params[i])) * float(betas[i])
+        betas = self.wavenumbers(params)
+        return 1.0 + sum(abs(float(params[i])) * abs(float(betas[i]))
                          for i in range(len(self.terms)))
 
 
@@ -126,23 +138,36 @@ def values_at(omega_hat: np.ndarray, points: np.ndarray) -> np.ndarray:
     return fs.evaluate_at_points(omega_hat, points[:, 0], points[:, 1])
 
 
-def strength_grid(terms: tuple[str, ...]) -> np.ndarray:
-    """The strengths scanned before the fit (one row per candidate)."""
+def grid_axes(family: LawFamily) -> list[np.ndarray]:
+    """The values scanned before the fit, one axis per number (strengths first)."""
+    terms = family.terms
+    if family.fit_wavenumbers:
+        n_strength, n_wave = THINNED[len(terms)]
+        return ([np.geomspace(GRID[t][0], GRID[t][-1], n_strength) for t in terms]
+                + [np.geomspace(WAVENUMBER_GRID[t][0], WAVENUMBER_GRID[t][-1], n_wave)
+                   for t in terms])
     if len(terms) == 1:
-        return GRID[terms[0]][:, None]
-    axes = [np.geomspace(GRID[t][0], GRID[t][-1], COMBINED_GRID_POINTS) for t in terms]
-    return np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(terms), -1).T
+        return [GRID[terms[0]]]
+    return [np.geomspace(GRID[t][0], GRID[t][-1], COMBINED_GRID_POINTS) for t in terms]
 
 
-def fit_strengths(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
-                  points: np.ndarray, measured: np.ndarray, sigma: float, nu: float,
-                  upper: list[float], early: float) -> tuple[np.ndarray, float]:
+def bounds(family: LawFamily) -> list[float]:
+    """Upper bounds of the numbers (all are >= 0)."""
+    return [UPPER[t] for t in family.terms] + (
+        [WAVENUMBER_UPPER[t] for t in family.terms] if family.fit_wavenumbers else [])
+
+
+def fit_law(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
+            points: np.ndarray, measured: np.ndarray, sigma: float, nu: float,
+            early: float) -> tuple[np.ndarray, float]:
     """Fit of the law's numbers to the measured vorticity (times x points) from the known
     initial state: grid scan and least squares on the times <= `early`, then least
     squares on all; returns (numbers, chi^2 per measurement)."""
     from scipy.optimize import least_squares
 
     from .. import fluid_solver as fs
+
+    upper = bounds(family)
 
     def model(theta: np.ndarray, k: int, tangents: bool) -> tuple[np.ndarray, Any]:
         states, derivatives = fs.simulate_family(
@@ -172,10 +197,12 @@ def fit_strengths(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
                              method="trf", x_scale="jac", max_nfev=max_nfev)
 
     k_early = max(1, int(np.sum(times <= early + 1e-9)))
-    grid = strength_grid(family.terms)
+    axes = grid_axes(family)
+    grid = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(axes), -1).T
     misfits = np.array([float(np.sum(model(g, k_early, False)[0] ** 2)) for g in grid])
+    shape = tuple(len(a) for a in axes)
     early_fits = sorted((fit(np.asarray(grid[i], dtype=float), k_early, 20)
-                         for i in local_minima(misfits, family.terms)[:CANDIDATES]),
+                         for i in local_minima(misfits, shape)[:CANDIDATES]),
                         key=lambda r: r.cost)
     best = None
     for candidate in early_fits:  # the best early fit first; the next only if it fails
@@ -187,10 +214,8 @@ def fit_strengths(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
     return best.x, 2.0 * float(best.cost) / measured.size
 
 
-def local_minima(misfits: np.ndarray, terms: tuple[str, ...]) -> list[int]:
-    """Indices of the grid's local minima (neighbours along each term's axis), best
-    first."""
-    shape = (len(misfits),) if len(terms) == 1 else (COMBINED_GRID_POINTS,) * len(terms)
+def local_minima(misfits: np.ndarray, shape: tuple[int, ...]) -> list[int]:
+    """Indices of the grid's local minima (neighbours along each axis), best first."""
     field = misfits.reshape(shape)
     out = []
     for index in np.ndindex(*shape):
@@ -210,6 +235,7 @@ class FluidLawOracle:
     """Told the law's form, fits its numbers to its own measurements (see module)."""
 
     privileged = True
+    fit_wavenumbers = False  # law-oracle: the wave numbers belong to the form
     fitted: dict[str, float]
 
     def solve_privileged(self, episode: Any) -> None:
@@ -227,7 +253,7 @@ class FluidLawOracle:
         form = LAW_FORMS.get(law)
         if form is None:
             raise RuntimeError(f"law-oracle knows no form for the law {law!r}")
-        family = LawFamily(form.terms)
+        family = LawFamily(form.terms, self.fit_wavenumbers)
         params = self.fit(view, facts, family) if form.terms else np.zeros(0)
         self.fitted = dict(zip(self.names(family), map(float, params), strict=True))
         queries = self.end_measurements(view)
@@ -240,7 +266,8 @@ class FluidLawOracle:
 
     @staticmethod
     def names(family: LawFamily) -> list[str]:
-        return [f"{t}_strength" for t in family.terms]
+        return [f"{t}_strength" for t in family.terms] + (
+            [f"{t}_wavenumber" for t in family.terms] if family.fit_wavenumbers else [])
 
     def fit(self, view: Any, facts: dict[str, Any], family: LawFamily) -> np.ndarray:
         from .. import fluid_solver as fs
@@ -263,11 +290,9 @@ class FluidLawOracle:
         measured = np.stack([self.measure(view, t, points.tolist(), FIT_FIDELITY)
                              for t in times])
         omega_hat0 = fs.initial_hat(fs.double_shear_layer(n, thickness, amplitude))
-        upper = [UPPER[t] for t in family.terms]
-        params, self.chi2 = fit_strengths(family, omega_hat0, times, points, measured,
-                                          FIDELITY_SIGMA[FIT_FIDELITY],
-                                          float(facts["viscosity"]), upper,
-                                          EARLY_FRACTION * t_max)
+        params, self.chi2 = fit_law(family, omega_hat0, times, points, measured,
+                                    FIDELITY_SIGMA[FIT_FIDELITY], float(facts["viscosity"]),
+                                    EARLY_FRACTION * t_max)
         return params
 
     @staticmethod
@@ -302,3 +327,10 @@ class FluidLawOracle:
 
     def solve(self, view: Any) -> None:  # pragma: no cover - privileged agents get the episode
         raise RuntimeError("law-oracle needs the episode itself (privileged agent)")
+
+
+class FluidWavenumberOracle(FluidLawOracle):
+    """`law-oracle-wavenumbers` (fluid only): told the terms of C, fits each term's
+    strength and wave number (C = gamma sin(beta |u|^2), gamma cos(beta omega))."""
+
+    fit_wavenumbers = True
