@@ -3,6 +3,11 @@
 law or an "alien" force f = C(u, omega) u_perp. Implements the `World` interface on
 top of `fluid_solver`.
 
+Two protocols: `discovery` (default; 64^2, T_max 3) asks for a fresh double shear layer,
+revealed with the questions, at times after its preparation, scored against normal
+physics run from it (the normal law: the nearest altered law); `paper` (128^2, T_max 60)
+asks for the measured world's own future, scored against persistence.
+
 The trajectory is integrated once per (seed, law, resolution) and cached in memory and
 on disk (under `cache_dir("mad", "fluid")`) as snapshots every SNAPSHOT_INTERVAL time
 units. The field at any time t is the snapshot before t advanced to t exactly by the
