@@ -216,3 +216,16 @@ def test_wavenumber_oracle_fits_strength_and_wave_number():
     assert np.allclose([oracle.fitted["velocity_strength"], oracle.fitted["velocity_wavenumber"]],
                        [0.7, 3.0], rtol=0.02), oracle.fitted
     assert record.passed
+
+
+def test_discoverygym_calibrate_calls_fluid_tasks_valid(tmp_path):
+    """`discoverygym calibrate mad --world fluid`: with the fluid law-oracle the tasks
+    are valid (they were `too hard` while the world had no oracle)."""
+    from discoverygym.calibrate import VALID, calibrate
+
+    result = calibrate("mad", seeds=[0], tasks="fluid-normal,fluid-vort5",
+                       raw_options={"world": "fluid", "resolution": "32", "t_max": "2",
+                                    "query_horizon": "2"},
+                       runs_dir=tmp_path, executor="serial", workers=1)
+    assert {t.task_id: t.verdict for t in result.tasks} == {"fluid-normal": VALID,
+                                                            "fluid-vort5": VALID}
