@@ -69,8 +69,8 @@ PAIR_FIDELITY = {True: "medium", False: "low"}
 CHAIN_FIDELITY = "low"  # the most samples; the HMM sums over the blurred cells
 KERNEL_FLOOR = 1e-12  # cells less likely than this (relative) for a report are dropped
 # The design (ours): chain steps tau are chosen from this menu for the Fisher information
-# of p one report carries (per start cell it varies by a factor 2-3 with tau: seeds 0-4 at
-# p = 3, the best tau <= 6 against a fixed tau = 2). A step may use at most
+# of p one report carries (per start cell it varies by a factor 1.4-6 with tau: seeds 0,
+# 1, 2, 4 at p = 3, the best tau <= 6 against a fixed tau = 2). A step may use at most
 # TAU_CAP_FACTOR times the particle's clock left per step left (T_max bounds every run).
 TAU_MENU = np.round(np.arange(0.2, 6.0 + 1e-9, 0.2), 10)
 TAU_CAP_FACTOR = 1.5
