@@ -149,7 +149,6 @@ def test_chain_likelihood_with_its_own_steps_matches_the_full_transition_matrix(
     world = qw.QuantumWorld(seed=2, law="p3")
     grid = world.grid
     system = qw.cached_eigensystem(world.packets.masses[0])
-    rng = np.random.default_rng(5)
     start = np.array([0.4, -1.1])
     chain = [(0.6, np.array([0.5, -0.9])), (2.0, np.array([1.3, 0.2])),
              (2.0, np.array([1.25, 0.3])), (4.4, np.array([-0.7, 0.8]))]
@@ -169,7 +168,6 @@ def test_chain_likelihood_with_its_own_steps_matches_the_full_transition_matrix(
             kernel = qo.log_kernel(chain[s][1], grid, 0.1)
             beta = logsumexp(log_t + (kernel + beta)[:, None], axis=0)
         assert np.allclose(ours[i], beta[cells], rtol=1e-9, atol=1e-9)
-    del rng
 
 
 def test_step_information_is_the_variance_of_the_log_amplitude():

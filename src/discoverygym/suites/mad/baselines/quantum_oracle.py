@@ -373,22 +373,17 @@ class QuantumLawOracle:
                                       *DESIGN_POWER_RANGE))
             start = tuple(self.measure_one(view, 0.0, k, pair_fidelity) for k in (1, 2))
             chains: tuple[list[tuple[float, np.ndarray]], ...] = ([], [])
-            last = [(0.0, start[0]), (0.0, start[1])]
-
-            def plan(k: int) -> float:
-                return next_time(systems[k], *last[k], allotted[k] - len(chains[k]),  # noqa: B023
-                                 t_max, power, grid, sigma)  # noqa: B023
-
-            planned = [plan(0), plan(1)]
+            planned = [next_time(systems[k], 0.0, start[k], allotted[k], t_max, power, grid,
+                                 sigma) for k in (0, 1)]
             while len(chains[0]) + len(chains[1]) < steps:
                 k = min((k for k in (0, 1) if len(chains[k]) < allotted[k]),
                         key=lambda k: planned[k])
                 t = min(planned[k], t_max)
                 point = self.measure_one(view, t, k + 1, CHAIN_FIDELITY)
                 chains[k].append((t, point))
-                last[k] = (t, point)
                 if len(chains[k]) < allotted[k]:
-                    planned[k] = plan(k)
+                    planned[k] = next_time(systems[k], t, point, allotted[k] - len(chains[k]),
+                                           t_max, power, grid, sigma)
             runs.append(RunSamples(start, chains))  # type: ignore[arg-type]
         return runs
 
