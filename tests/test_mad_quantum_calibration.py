@@ -105,8 +105,9 @@ def test_law_oracle_passes_on_a_short_world(law, seed):
 
 def simulated_runs(world: qw.QuantumWorld, pair_fidelity: str, n_runs: int,
                    rng: np.random.Generator, steps: int = 5) -> list[qo.RunSamples]:
-    """The oracle's plan played on the world directly (its own sampling and collapse),
-    with the protocol's noise, for more runs than an episode allows."""
+    """A fixed plan (the pair at t = 0, then both particles every 2 units) played on the
+    world directly (its own sampling and collapse), with the protocol's noise, for more
+    runs than an episode allows."""
     sigma = {"low": 0.1, "medium": 0.01}
 
     def measure(t: float, particle: int, fidelity: str) -> np.ndarray:
@@ -120,7 +121,7 @@ def simulated_runs(world: qw.QuantumWorld, pair_fidelity: str, n_runs: int,
         chains: tuple[list, list] = ([], [])
         for step in range(1, steps + 1):
             for particle in (1, 2):
-                chains[particle - 1].append(measure(2.0 * step, particle, "low"))
+                chains[particle - 1].append((2.0 * step, measure(2.0 * step, particle, "low")))
         runs.append(qo.RunSamples(start, chains))
     return runs
 
@@ -133,10 +134,88 @@ def test_oracle_likelihood_recovers_the_law_from_many_runs():
         world = qw.QuantumWorld(seed=0, law=law)
         form = qo.LAW_FORMS[law]
         runs = simulated_runs(world, qo.PAIR_FIDELITY[form.correlated], 40, rng)
-        power, coupling = qo.fit_law(runs, world.public_facts(), form, 2.0)
+        power, coupling = qo.fit_law(runs, world.public_facts(), form)
         assert abs(power - world.born_power) < 0.25, law
         if form.correlated:
             assert abs(np.log(coupling / world.coupling)) < np.log(1.5)
+
+
+def test_chain_likelihood_with_its_own_steps_matches_the_full_transition_matrix():
+    # Second method: the backward recursion over full |U(tau)|^p matrices (one tau per
+    # step, every start cell) gives the same log-likelihood as the oracle's, which only
+    # evaluates the columns of the cells each previous report allows.
+    from scipy.special import logsumexp
+
+    world = qw.QuantumWorld(seed=2, law="p3")
+    grid = world.grid
+    system = qw.cached_eigensystem(world.packets.masses[0])
+    start = np.array([0.4, -1.1])
+    chain = [(0.6, np.array([0.5, -0.9])), (2.0, np.array([1.3, 0.2])),
+             (2.0, np.array([1.25, 0.3])), (4.4, np.array([-0.7, 0.8]))]
+    cells = np.flatnonzero(np.isfinite(qo.log_kernel(start, grid, 0.1)))
+    powers = np.array([1.0, 2.0, 3.3])
+    ours = qo.chain_messages(system, [cells], [chain], grid, 0.1, powers)[0]
+    times = [0.0] + [t for t, _ in chain]
+    for i, p in enumerate(powers):
+        beta = np.zeros(grid.n**2)
+        for s in reversed(range(len(chain))):
+            tau = times[s + 1] - times[s]
+            u = system.vectors @ (np.exp(-1j * system.energies * tau)[:, None]
+                                  * system.vectors.T)
+            with np.errstate(divide="ignore"):
+                log_t = p * np.log(np.abs(u))
+            log_t -= logsumexp(log_t, axis=0, keepdims=True)
+            kernel = qo.log_kernel(chain[s][1], grid, 0.1)
+            beta = logsumexp(log_t + (kernel + beta)[:, None], axis=0)
+        assert np.allclose(ours[i], beta[cells], rtol=1e-9, atol=1e-9)
+
+
+def test_step_information_is_the_variance_of_the_log_amplitude():
+    # Second method: without noise the Fisher information of p in one sample of
+    # q = |U|^p / sum |U|^p is Var_q(log|U|); the report noise can only lose some.
+    world = qw.QuantumWorld(seed=0, law="normal")
+    system = qw.cached_eigensystem(world.packets.masses[1])
+    cell = world.grid.cell_of(0.3, -0.4)
+    taus = np.array([0.4, 2.0, 4.8])
+    for power in (1.0, 3.0):
+        sharp = qo.step_information(system, cell, taus, power, world.grid, 1e-4)
+        blurred = qo.step_information(system, cell, taus, power, world.grid, 0.1)
+        for tau, info in zip(taus, sharp, strict=True):
+            log_w = np.log(qo.propagator_columns(system, tau, np.array([cell]))[:, 0])
+            q = np.exp(power * (log_w - log_w.max()))
+            q /= q.sum()
+            variance = np.sum(q * log_w**2) - np.sum(q * log_w) ** 2
+            assert info == pytest.approx(variance, rel=1e-3)
+        assert np.all(blurred < sharp) and np.all(blurred > 0.2 * sharp)
+
+
+def test_oracle_plan_designs_its_steps_for_information():
+    # The measurement plan on the default world (seed 0, p3): every run buys the pair at
+    # t = 0 and 13 low-fidelity chain samples; each step is the menu's most informative
+    # one for the cell last seen at the design power, within T_max; the steps differ.
+    episode = get_suite("mad").episode("quantum-p3", seed=0)
+    view = episode.view()
+    facts = view.workspace()["world_facts"]
+    oracle = qo.QuantumLawOracle()
+    runs = oracle.measure(view, facts, qo.LAW_FORMS["p3"])
+    assert len(runs) == 5
+    steps = []
+    for run in runs:
+        assert [len(chain) for chain in run.chains] == [7, 6]
+        for chain in run.chains:
+            times = [0.0] + [t for t, _ in chain]
+            assert all(0.0 <= a <= b <= 30.0 for a, b in zip(times, times[1:], strict=False))
+            steps += list(np.diff(times))
+    assert len({round(s, 6) for s in steps}) >= 5  # not one fixed step
+    # the first chain step of the pilot run is the menu's best at p = 2
+    system = qw.cached_eigensystem(facts["initial_state"]["masses"][0])
+    first_t = runs[0].chains[0][0][0]
+    expected = qo.next_time(system, 0.0, runs[0].start[0], 7, 30.0, qo.PILOT_POWER,
+                            qs.QuantumGrid(), 0.1)
+    assert first_t == pytest.approx(expected)
+    assert (view.workspace()["budget_remaining"] or 0.0) < 2  # the whole budget went in
+    power, _ = qo.fit_law(runs, facts, qo.LAW_FORMS["p3"])
+    assert abs(power - 3.0) < 0.4
 
 
 def test_nothing_of_the_law_reaches_the_agent():
