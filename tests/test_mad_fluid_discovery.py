@@ -229,3 +229,14 @@ def test_discoverygym_calibrate_calls_fluid_tasks_valid(tmp_path):
                        runs_dir=tmp_path, executor="serial", workers=1)
     assert {t.task_id: t.verdict for t in result.tasks} == {"fluid-normal": VALID,
                                                             "fluid-vort5": VALID}
+    # the baselines of the other worlds do not play fluid episodes: left out ("–"),
+    # never counted as a 0 they did not play for
+    rates = {t.task_id: t.rates for t in result.tasks}
+    assert set(rates["fluid-vort5"]) == {"law-oracle", "navier-stokes", "persistence"}
+    row = next(line for line in result.to_markdown().splitlines()
+               if line.startswith("| fluid-vort5"))
+    assert row.count("–") == len(result.agents) - 3
+    records = [json.loads(line) for line in
+               (tmp_path / "newtonian" / "records.jsonl").read_text().splitlines()]
+    assert all(r["passed"] is False and r["error"].startswith("agent does not apply")
+               and r["details"]["agent_not_applicable"] for r in records)

@@ -170,6 +170,8 @@ def tabulate(records_by_agent: dict[str, list[dict[str, Any]]], roles: dict[str,
     rates: dict[str, dict[str, AgentRate]] = defaultdict(dict)
     for agent, records in records_by_agent.items():
         for record in records:
+            if (record.get("details") or {}).get("agent_not_applicable"):
+                continue  # a baseline of another kind of episode: shown as "–"
             entry = rates[record["task_id"]].setdefault(agent, AgentRate())
             entry.n += 1
             entry.passed += int(bool(record.get("passed")))

@@ -2,7 +2,13 @@
 
 from .budget import Budget
 from .episode import Episode, EpisodeView
-from .errors import DiscoveryGymError, EpisodeFinished, ToolInputError, UnknownName
+from .errors import (
+    AgentNotApplicable,
+    DiscoveryGymError,
+    EpisodeFinished,
+    ToolInputError,
+    UnknownName,
+)
 from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
@@ -30,7 +36,7 @@ from .suite import (
 from .tools import ToolResult, ToolSpec, validate_arguments
 
 __all__ = [
-    "CALIBRATION_ROLES", "Agent", "AgentLimits", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
+    "CALIBRATION_ROLES", "Agent", "AgentLimits", "AgentNotApplicable", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
     "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "PythonLimits", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite", "SuiteEntry",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
     "agent_table", "available_suites", "calibration_table", "episode_key", "get_suite", "is_privileged", "load_plugins",

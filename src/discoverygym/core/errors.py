@@ -15,6 +15,13 @@ class EpisodeFinished(DiscoveryGymError):
     """A tool was called after the episode ended."""
 
 
+class AgentNotApplicable(DiscoveryGymError, RuntimeError):
+    """Raised by a scripted agent, before it acts, for an episode it was not built for
+    (a baseline of one world given another). The record is a failure that says so, and
+    `discoverygym calibrate` leaves the agent out of that task instead of counting a
+    0 it never played for."""
+
+
 class UnknownName(DiscoveryGymError, KeyError):
     """A suite, task, world, agent or option that does not exist."""
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from ..core import Episode, EpisodeRecord, EpisodeSpec, is_privileged, make_agent, play_agent
+from ..core import (
+    AgentNotApplicable,
+    Episode,
+    EpisodeRecord,
+    EpisodeSpec,
+    is_privileged,
+    make_agent,
+    play_agent,
+)
 
 
 def play_scripted(spec: dict[str, Any], agent: str) -> dict[str, Any]:
@@ -21,9 +29,12 @@ def play_built(episode: Episode, suite: str, agent: str) -> EpisodeRecord:
     record. An agent crash is recorded, never raised."""
     error = None
     player = None
+    not_applicable = False
     try:
         player = make_agent(suite, agent)
         play_agent(player, episode)
+    except AgentNotApplicable as exc:
+        error, tb, not_applicable = f"agent does not apply: {exc}", None, True
     except Exception as exc:
         error = f"agent crashed: {type(exc).__name__}: {exc}"
         tb = traceback.format_exc(limit=8)
@@ -34,4 +45,6 @@ def play_built(episode: Episode, suite: str, agent: str) -> EpisodeRecord:
         record.details["privileged_agent"] = True
     if tb:
         record.details["agent_traceback"] = tb
+    if not_applicable:
+        record.details["agent_not_applicable"] = True
     return record

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ....core import EpisodeView
+from ....core import AgentNotApplicable, EpisodeView
 
 FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
 FLUID_MISMATCH_LIMIT = 0.2  # relative L2 miss at T_max above which the NS model is dropped
@@ -62,7 +62,7 @@ def require_world(view: EpisodeView, world: str) -> None:
     """Stop with a clear message when a baseline meets a world it was not built for."""
     actual = view.workspace()["world_facts"].get("world")
     if actual != world:
-        raise RuntimeError(
+        raise AgentNotApplicable(
             f"this baseline plays the {world} world, but the episode is in the {actual} "
             f"world; baselines for it: {', '.join(WORLD_AGENTS.get(actual, ())) or 'none'}")
 
