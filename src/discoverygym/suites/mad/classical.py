@@ -352,13 +352,6 @@ class ClassicalWorld(World):
         return self._preparation_rollouts[key]
 
     @property
-    def goal_prose(self) -> str:  # type: ignore[override]
-        if self.asks_preparation:
-            return ("find out the laws of this world, then predict how a fresh preparation "
-                    "of it evolves.")
-        return "predict the state of the world at later times you have not seen."
-
-    @property
     def question_prose(self) -> str:  # type: ignore[override]
         if self.asks_preparation:
             return (f"query times in (0, {self.query_horizon:g}] and a fresh preparation "

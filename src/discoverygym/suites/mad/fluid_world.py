@@ -359,13 +359,6 @@ class FluidWorld(World):
                                    [q["t"] for q in self.queries(trial)], self.query_points)
 
     @property
-    def goal_prose(self) -> str:  # type: ignore[override]
-        if self.asks_preparation:
-            return ("find out the laws of this world, then predict how a fresh preparation "
-                    "of it evolves.")
-        return "predict the state of the world at later times you have not seen."
-
-    @property
     def question_prose(self) -> str:  # type: ignore[override]
         if self.asks_preparation:
             return (f"query times in (0, {self.query_horizon:g}] and a fresh preparation "
@@ -418,7 +411,13 @@ class FluidWorld(World):
     def prompt_facts(self) -> str:
         points = json.dumps(np.round(self.query_points, 6).tolist())
         if self.asks_preparation:
-            return self._discovery_facts(points)
+            dealiasing = "2/3 dealiasing of the initial field and of every product"
+            question = ("Question: after the measurements you are given a fresh double "
+                        "shear layer (its delta, A and an x-shift, exactly) prepared at t = 0 "
+                        "in the same world, and predict its vorticity at the query points at "
+                        "times after that preparation.\n")
+        else:
+            dealiasing, question = "2/3 dealiasing", ""
         return (
             "World: a 2D incompressible fluid on the periodic square [0, 2 pi) x [0, 2 pi) "
             f"(x along the first coordinate), kinematic viscosity nu = {VISCOSITY:g}, "
@@ -428,31 +427,11 @@ class FluidWorld(World):
             f"was drawn from U{THICKNESS_RANGE} and A from U{AMPLITUDE_RANGE} and both are "
             "unknown. The flow may obey the standard Navier-Stokes equations or an altered "
             "law (an extra body force); finding out is part of the task. The simulator is "
-            f"pseudo-spectral on a {self.resolution} x {self.resolution} grid (2/3 "
-            "dealiasing, RK4 with an integrating factor for viscosity, adaptive CFL step); "
-            "vorticity at any point is the exact Fourier series of the simulated field.\n"
+            f"pseudo-spectral on a {self.resolution} x {self.resolution} grid ({dealiasing}, "
+            "RK4 with an integrating factor for viscosity, adaptive CFL step); vorticity at "
+            "any point is the exact Fourier series of the simulated field.\n"
             f"Measurements: {self.observation_prose}.\n"
-            f"Query points (the same at every query time; the predictions are the vorticity "
-            f"there): {points}.")
-
-    def _discovery_facts(self, points: str) -> str:
-        return (
-            "World: a 2D incompressible fluid on the periodic square [0, 2 pi) x [0, 2 pi) "
-            f"(x along the first coordinate), kinematic viscosity nu = {VISCOSITY:g}, "
-            "velocity (u, v) and vorticity omega = dv/dx - du/dy. At t = 0 it is a double "
-            "shear layer: u = tanh((y - pi/2) / delta) for y <= pi and tanh((3 pi/2 - y) / "
-            "delta) above (two opposing streams), plus a perturbation v = A sin(x); delta "
-            f"was drawn from U{THICKNESS_RANGE} and A from U{AMPLITUDE_RANGE} and both are "
-            "unknown. The flow may obey the standard Navier-Stokes equations or an altered "
-            "law (an extra body force); finding out is part of the task. The simulator is "
-            f"pseudo-spectral on a {self.resolution} x {self.resolution} grid (2/3 "
-            "dealiasing of the initial field and of every product, RK4 with an integrating "
-            "factor for viscosity, adaptive CFL step); vorticity at any point is the exact "
-            "Fourier series of the simulated field.\n"
-            f"Measurements: {self.observation_prose}.\n"
-            "Question: after the measurements you are given a fresh double shear layer "
-            "(its delta, A and an x-shift, exactly) prepared at t = 0 in the same world, "
-            "and predict its vorticity at the query points at times after that preparation.\n"
+            f"{question}"
             f"Query points (the same at every query time; the predictions are the vorticity "
             f"there): {points}.")
 

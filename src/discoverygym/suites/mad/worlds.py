@@ -135,7 +135,8 @@ class World(ABC):
     reference_prose: ClassVar[str] = "persistence: the true state at T_max held fixed"
     # What the answer phase asks, for the prompt: the goal (first line) and what arrives
     # with end_measurements (after "you receive <n_queries> ...").
-    goal_prose: ClassVar[str] = "predict the state of the world at later times you have not seen."
+    # A world whose questions are about a fresh preparation (`asks_preparation`) asks
+    # for the law first (`goal_prose` below).
     question_prose: ClassVar[str] = "query times, all after T_max"
     # Scoring protocols the world offers, the default first (option `protocol`; a world
     # with more than one takes `protocol=` in its constructor). "paper": the published
@@ -154,6 +155,19 @@ class World(ABC):
                               f"Laws: {', '.join(self.laws)}.")
         self.seed = int(seed)
         self.law = law
+
+    @property
+    def asks_preparation(self) -> bool:
+        """Whether the questions are about a fresh preparation (`answer_facts`) rather
+        than the measured world's own future. Default: the world's own future."""
+        return False
+
+    @property
+    def goal_prose(self) -> str:
+        if self.asks_preparation:
+            return ("find out the laws of this world, then predict how a fresh preparation "
+                    "of it evolves.")
+        return "predict the state of the world at later times you have not seen."
 
     @classmethod
     def accepts_law(cls, law: str) -> bool:

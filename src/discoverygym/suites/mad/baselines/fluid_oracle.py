@@ -43,8 +43,8 @@ from .classical import FIDELITY_SIGMA
 from .fluid_quantum import (
     FIDELITY_COST,
     fit_shear_layer,
+    oracle_view,
     preparation_hat,
-    require_world,
 )
 
 VELOCITY_WAVENUMBER = 3.0  # paper: C = gamma sin(3 |u|^2)
@@ -239,11 +239,7 @@ class FluidLawOracle:
     fitted: dict[str, float]
 
     def solve_privileged(self, episode: Any) -> None:
-        view = episode.view()
-        require_world(view, "fluid")
-        ws = view.workspace()
-        if "parameter" in ws or ws["n_trials"] > 1:
-            raise RuntimeError("law-oracle calibrates the predict variant only (one trial)")
+        view, ws = oracle_view(episode, "fluid")
         facts = ws["world_facts"]
         if facts.get("protocol") != "discovery":
             raise RuntimeError("the fluid law-oracle plays the discovery protocol only (under "

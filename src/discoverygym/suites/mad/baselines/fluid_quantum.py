@@ -67,6 +67,18 @@ def require_world(view: EpisodeView, world: str) -> None:
             f"world; baselines for it: {', '.join(WORLD_AGENTS.get(actual, ())) or 'none'}")
 
 
+def oracle_view(episode: Any, world: str) -> tuple[EpisodeView, dict[str, Any]]:
+    """The view and workspace a law-oracle plays through: an episode of `world` in the
+    predict variant (one trial, answered with predict); refused otherwise."""
+    view = episode.view()
+    require_world(view, world)
+    ws = view.workspace()
+    if "parameter" in ws or ws["n_trials"] > 1:
+        raise RuntimeError("law-oracle calibrates the predict variant only (one trial, "
+                           "answered with predict)")
+    return view, ws
+
+
 class TrialBaseline:
     """A baseline of one world that plays every trial of an episode (one in the plain
     protocol, K in the in-context-learning variant) the same way with `play_trial`."""

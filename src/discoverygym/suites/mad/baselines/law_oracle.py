@@ -370,14 +370,9 @@ class ClassicalLawOracle:
     fitted: dict[str, float]  # the law's numbers of the last discovery fit (for reports)
 
     def solve_privileged(self, episode: Any) -> None:
-        from .fluid_quantum import require_world
+        from .fluid_quantum import oracle_view
 
-        view = episode.view()
-        require_world(view, "classical")
-        ws = view.workspace()
-        if "parameter" in ws or ws["n_trials"] > 1:
-            raise RuntimeError("law-oracle calibrates the predict variant only (one trial, "
-                               "positions answered with predict)")
+        view, _ = oracle_view(episode, "classical")
         info = episode.world_info_for_calibration()
         form = LAW_FORMS.get(info.law)
         if form is None:

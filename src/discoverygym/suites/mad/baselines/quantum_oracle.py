@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .classical import FIDELITY_SIGMA
-from .fluid_quantum import FIDELITY_COST, require_world
+from .fluid_quantum import FIDELITY_COST, oracle_view
 
 
 @dataclass(frozen=True)
@@ -323,11 +323,7 @@ class QuantumLawOracle:
     privileged = True
 
     def solve_privileged(self, episode: Any) -> None:
-        view = episode.view()
-        require_world(view, "quantum")
-        ws = view.workspace()
-        if "parameter" in ws or ws["n_trials"] > 1:
-            raise RuntimeError("law-oracle calibrates the predict variant only (one trial)")
+        view, ws = oracle_view(episode, "quantum")
         facts = ws["world_facts"]
         if facts.get("initial_state") is None:
             raise RuntimeError("law-oracle needs the prepared state, which this episode hides "
