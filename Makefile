@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-openenv test-rl install install-rl install-dev system-deps harbor-venv lint bench clean
+.PHONY: demo test test-openenv test-rl install install-all install-rl install-dev system-deps harbor-venv lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -10,6 +10,10 @@ $(BIN)/python:
 
 install: $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
+
+# Every extra that shares .venv: what the README's commands after `make demo` need.
+install-all: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[all]"
 
 install-dev: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[all,dev]"

@@ -124,7 +124,7 @@ def parse_value(text: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    from discoverygym.suites.mad import parse_seeds
+    from discoverygym.core.seeds import parse_seeds
     from discoverygym.suites.mad.worlds import world_class
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

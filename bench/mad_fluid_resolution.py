@@ -18,8 +18,8 @@ import time
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from discoverygym.core.seeds import parse_seeds
     from discoverygym.suites.mad import fluid_world as fw
-    from discoverygym.suites.mad import parse_seeds
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-4")

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from discoverygym.core import get_suite
-from discoverygym.suites.mad import parse_seeds
+from discoverygym.core.seeds import parse_seeds
 from discoverygym.suites.mad.law_check import LawFunctionError, run_law_function
 
 SMALL = {"t_max": 5.0, "n_particles": 3, "dim": 2}

@@ -5,13 +5,16 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from .cli_args import console
+from .cli_args import console, err_console, one_line_failure
 from .cli_args import episode_options as _episode_options
 from .cli_args import parse_extra as _parse_extra
 from .core import (
@@ -23,6 +26,7 @@ from .core import (
     get_suite,
     load_plugins,
 )
+from .core.extras import extra_for, missing_module_message
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -33,14 +37,17 @@ def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
     """List the suites with their task and episode counts."""
     rows = []
     for name, suite in available_suites().items():
-        if isinstance(suite, Exception):
-            rows.append({"suite": name, "available": False, "reason": str(suite)})
-            continue
-        rows.append({
-            "suite": name, "available": True, "description": suite.description,
-            "tasks": len(suite.tasks()), "episodes": len(suite.default_episodes()),
-            "agents": list(agent_table(name)),
-        })
+        try:
+            if isinstance(suite, Exception):
+                raise suite
+            rows.append({
+                "suite": name, "available": True, "description": suite.description,
+                "tasks": len(suite.tasks()), "episodes": len(suite.default_episodes()),
+                "agents": list(agent_table(name)),
+            })
+        except ImportError as exc:  # the suite (or its agents) needs a missing extra
+            rows.append({"suite": name, "available": False, "extra": extra_for(exc.name),
+                         "reason": missing_module_message(exc)})
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -52,7 +59,9 @@ def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
             table.add_row(r["suite"], str(r["tasks"]), str(r["episodes"]), ", ".join(r["agents"]),
                           r["description"])
         else:
-            table.add_row(r["suite"], "-", "-", "-", f"[dim]unavailable: {r['reason']}[/dim]")
+            why = (f"needs the [{r['extra']}] extra: make install-all" if r["extra"]
+                   else r["reason"])
+            table.add_row(r["suite"], "-", "-", "-", Text(f"unavailable: {why}", style="dim"))
     console.print(table)
 
 
@@ -78,6 +87,12 @@ def list_tasks(suite: str,
                          for k, v in t.tags.items())
         table.add_row(t.id, t.description, tags)
     console.print(table)
+
+
+def _command_options(ctx: typer.Context) -> list[str]:
+    """The command's own option names, for "did you mean" on a misspelt one."""
+    return [p.name for p in ctx.command.params if p.name and getattr(p, "opts", None)
+            and any(o.startswith("--") for o in p.opts)]
 
 
 def print_summary_table(summary: dict[str, Any], title: str) -> None:
@@ -127,7 +142,7 @@ def run(
 
     try:
         s = get_suite(suite)
-        options = s.parse_options(_parse_extra(list(ctx.args)))
+        options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
         specs = s.plan(**options)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
@@ -165,12 +180,29 @@ def run(
                                   workers=workers, resume=resume, config=config,
                                   show_progress=not quiet,
                                   executor_options={"address": address} if address else None)
+        except ValueError as exc:  # e.g. a ray:// address without the Ray client
+            message = " ".join(str(exc).split())
+            if "ray[client]" in message:
+                message = ("a ray:// address needs the Ray client: pip install -e "
+                           "'.[ray-client]'")
+            console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+            raise typer.Exit(1) from None
+        except ConnectionError as exc:  # a Ray cluster that cannot be reached
+            console.print(f"[red]error:[/red] cannot reach the cluster at "
+                          f"{escape(str(address))}: {escape(' '.join(str(exc).split()))}",
+                          soft_wrap=True)
+            raise typer.Exit(1) from None
         except FileExistsError as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+            if exc.errno is None:  # the run directory's own refusal (records, no --resume)
+                console.print(f"[red]error:[/red] {escape(str(exc))}")
+                raise typer.Exit(1) from None
+            console.print(f"[red]error:[/red] cannot write the run to "
+                          f"{escape(str(exc.filename or out_dir))}: a file is in the way "
+                          "(--out names a folder)")
+            raise typer.Exit(1) from None
         except OSError as exc:  # a read-only --out, a full disk: one line, records kept
             where = exc.filename or out_dir
-            console.print(f"[red]error:[/red] cannot write the run to {where}: "
+            console.print(f"[red]error:[/red] cannot write the run to {escape(str(where))}: "
                           f"{exc.strerror or exc}")
             raise typer.Exit(1) from None
     if getattr(result, "interrupted", False):
@@ -258,10 +290,13 @@ def calibrate_cmd(
 
     Suite options follow as in `discoverygym run`, e.g. `--protocol budget-obs-100`.
     Exits 1 when a task leaks (a trivial agent passes it)."""
-    from .calibrate import LEAKS, calibrate, parse_seeds, write_table
+    from .calibrate import LEAKS, calibrate, write_table
+    from .core.seeds import parse_seeds
 
     try:
         seed_list = parse_seeds(seeds)
+        if out is not None:
+            _check_writable(out)
         result = calibrate(suite, seeds=seed_list, tasks=tasks,
                            raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
                            executor=executor, workers=workers, resume=resume,
@@ -275,7 +310,14 @@ def calibrate_cmd(
                       "and the same --runs")
         raise typer.Exit(130) from None
     if out is not None:
-        write_table(result, out, values=values)
+        try:
+            write_table(result, out, values=values)
+        except OSError as exc:
+            console.print(f"[red]error:[/red] cannot write the table to "
+                          f"{escape(str(exc.filename or out))}: {exc.strerror or exc}; "
+                          f"the runs are kept in {escape(str(_runs_folder(result)))}",
+                          soft_wrap=True)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
     else:
@@ -301,6 +343,24 @@ def calibrate_cmd(
         if out is not None:
             console.print(f"table: {out}")
     raise typer.Exit(1 if result.counts()[LEAKS] else 0)
+
+
+def _runs_folder(result: Any) -> Path | str:
+    """The folder holding a calibration's run directories (one per agent)."""
+    dirs = list(result.run_dirs.values())
+    return Path(dirs[0]).parent if dirs else "(none)"
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse an output file that cannot be written before any work is done."""
+    if path.is_dir():
+        raise ValueError(f"--out {path} is a folder; name a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".dg-write-check-"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 @app.command("leaderboard")
@@ -343,7 +403,14 @@ def report_cmd(
     if not (run_dir / "records.jsonl").exists():
         console.print(f"[red]error:[/red] {run_dir} has no records.jsonl")
         raise typer.Exit(2)
-    console.print(f"report: {write_report(run_dir, output)}")
+    try:
+        written = write_report(run_dir, output)
+    except OSError as exc:  # a read-only or missing folder for -o
+        where = exc.filename or output or run_dir
+        console.print(f"[red]error:[/red] cannot write the report to {escape(str(where))}: "
+                      f"{exc.strerror or exc}")
+        raise typer.Exit(1) from None
+    console.print(f"report: {escape(str(written))}")
 
 
 @app.command("mcp", context_settings={"allow_extra_args": True,
@@ -421,8 +488,18 @@ from .adapters.verifiers_env.cli import rl_app  # noqa: E402
 app.add_typer(rl_app, name="rl")
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The `discoverygym` entry point: the app, with environment failures that no command
+    caught (a missing extra, a path that cannot be written) said in one line, exit 1.
+    DISCOVERYGYM_DEBUG=1 shows the traceback instead."""
+    try:
+        app()
+    except (ImportError, OSError) as exc:
+        if os.environ.get("DISCOVERYGYM_DEBUG"):
+            raise
+        err_console.print(f"error: {one_line_failure(exc)}", markup=False, highlight=False,
+                          soft_wrap=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

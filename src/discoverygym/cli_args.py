@@ -10,6 +10,20 @@ import typer
 from rich.console import Console
 
 console = Console()
+err_console = Console(stderr=True)
+
+
+def one_line_failure(exc: BaseException) -> str:
+    """An environment failure as one line: a missing extra names the extra and how to
+    install it; an OS error names the path and the cause."""
+    from .core.extras import missing_module_message
+
+    if isinstance(exc, ImportError):
+        return missing_module_message(exc)
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"cannot use{where}: {exc.strerror or exc}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def parse_extra(args: list[str]) -> dict[str, str]:

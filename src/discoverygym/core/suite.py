@@ -3,10 +3,11 @@ so `core` imports no suite and a missing optional extra only hides its suite).""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
@@ -111,16 +112,21 @@ class Suite(ABC):
         Suites override this; the report module supplies the plotting helpers."""
         return []
 
-    def parse_options(self, raw: dict[str, str]) -> dict[str, Any]:
-        """Parse command-line strings into typed options; reject unknown names."""
+    def parse_options(self, raw: dict[str, str],
+                      command_options: Iterable[str] = ()) -> dict[str, Any]:
+        """Parse command-line strings into typed options; reject unknown names, naming
+        the closest of the suite's options and the command's own (`command_options`)."""
         known = {opt.name: opt for opt in self.run_options}
         parsed: dict[str, Any] = {}
         for key, value in raw.items():
             name = key.replace("-", "_")
             if name not in known:
                 allowed = ", ".join("--" + o.name.replace("_", "-") for o in self.run_options)
-                raise UnknownName(
-                    f"Suite '{self.name}' has no option --{key}. Options: {allowed or 'none'}.")
+                flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
+                close = difflib.get_close_matches("--" + key, flags, n=1, cutoff=0.6)
+                hint = f" Did you mean {close[0]}?" if close else ""
+                raise UnknownName(f"Suite '{self.name}' has no option --{key}.{hint} "
+                                  f"Options: {allowed or 'none'}.")
             parsed[name] = known[name].parse(value)
         return parsed
 

@@ -7,6 +7,6 @@ lives in `episode.py` and its variants (predict, infer, visual, icl) in `variant
 the suite (tasks, options, plan) in `suite.py`. See
 README.md in this folder."""
 
-from .suite import MadSuite, parse_seeds, resolve_protocol
+from .suite import MadSuite, resolve_protocol
 
-__all__ = ["MadSuite", "parse_seeds", "resolve_protocol"]
+__all__ = ["MadSuite", "resolve_protocol"]

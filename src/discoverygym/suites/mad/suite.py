@@ -19,6 +19,7 @@ from ...core import (
     UnknownName,
     streams,
 )
+from ...core.seeds import parse_seeds
 from .episode import MadEpisode
 from .variants import make_episode
 from .worlds import WORLDS, World, make_world, world_class
@@ -31,25 +32,6 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 DEFAULT_SEEDS = tuple(range(10))
 DEFAULT_ICL_TRIALS = 8  # paper: 8 trials in the in-context-learning variant
 ICL_DEFAULT_LAWS = ("normal", "kappa10")  # paper: ICL with kappa in {0, 10}
-
-
-def parse_seeds(text: str) -> list[int]:
-    """"0-9" (inclusive range), "0,3,5", or a mix like "0-2,7"."""
-    seeds: list[int] = []
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "-" in part[1:]:
-            lo, hi = part.split("-", 1)
-            if int(hi) < int(lo):
-                raise ValueError(f"seed range {part!r} runs backwards")
-            seeds.extend(range(int(lo), int(hi) + 1))
-        else:
-            seeds.append(int(part))
-    if not seeds:
-        raise ValueError(f"no seeds in {text!r}; use e.g. 0-9 or 0,3,5")
-    return seeds
 
 
 def _world_classes() -> dict[str, type[World]]:
@@ -269,4 +251,4 @@ class MadSuite(Suite):
         return table
 
 
-__all__ = ["MadSuite", "parse_seeds"]
+__all__ = ["MadSuite"]

@@ -1,0 +1,5 @@
+"""`python -m discoverygym`: the same command as `discoverygym`."""
+
+from .cli import main
+
+main()
