@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import shutil
 import tempfile
@@ -153,7 +154,9 @@ class PackageEpisode(Episode):
                 "time_remaining_s": self._service.timer.remaining()}
 
     def budget_left(self) -> float | None:
-        return self._service.timer.remaining()
+        # Whole seconds: the solve time's unit, and the same figure for two plays of
+        # the same actions (Gymnasium's check_env compares them).
+        return float(math.ceil(self._service.timer.remaining()))
 
     def calibration_outputs(self) -> dict[str, bytes]:
         """The package's reference submission as {path under OUTPUT_DIR: bytes}: its
