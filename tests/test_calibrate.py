@@ -63,6 +63,14 @@ def test_verdict_rules(counts, chance, expected):
     assert bool(reason) == (label != VALID)
 
 
+def test_a_leak_on_one_episode_of_a_yes_no_task_says_one_seed_is_too_few():
+    one = {"o1": AgentRate(n=1, passed=1), "t1": AgentRate(n=1, passed=1)}
+    label, reason = verdict(one, ROLES, 0.5)
+    assert label == LEAKS and "too few" in reason and "seeds" in reason
+    label, reason = verdict(rates(o1=10, t1=9), ROLES, 0.5)  # ten episodes: a real leak
+    assert label == LEAKS and "too few" not in reason
+
+
 def test_the_command_line_reproduces_the_table_in_a_shell():
     assert command_line("gravity", [0, 1, 2], "mass_*", {"setup": "published"}) == \
         "discoverygym calibrate gravity --seeds 0-2 --tasks 'mass_*' --setup published"

@@ -119,6 +119,11 @@ class TaskCalibration:
     reason: str
 
 
+#: Below this many episodes a task with a chance rate cannot be called leaking with
+#: confidence; the verdict's reason says so.
+FEW_EPISODES = 5
+
+
 def verdict(rates: dict[str, AgentRate], roles: dict[str, list[str]],
             chance: float = 0.0) -> tuple[str, str]:
     """The verdict for one task and the reason, from the agents' pass rates (see the
@@ -131,7 +136,13 @@ def verdict(rates: dict[str, AgentRate], roles: dict[str, list[str]],
 
     leaking = over("trivial")
     if leaking:
-        return LEAKS, f"trivial above {ceiling:.0%}: {', '.join(leaking)}"
+        reason = f"trivial above {ceiling:.0%}: {', '.join(leaking)}"
+        n = min(rates[a].n for role in ("trivial",) for a in roles[role] if a in rates)
+        if chance > 0 and n < FEW_EPISODES:
+            # A blind guess at a yes/no question passes a single episode half the time.
+            reason += (f"; only {n} episode(s) per agent: too few to tell a leak from a "
+                       f"lucky {chance:.0%} guess, use at least {FEW_EPISODES} seeds")
+        return LEAKS, reason
     best = max((rates[a].rate for a in roles["oracle"] if a in rates), default=0.0)
     if best < ORACLE_MIN:
         return TOO_HARD, f"best oracle {best:.0%} < {ORACLE_MIN:.0%}"
