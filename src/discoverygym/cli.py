@@ -124,6 +124,9 @@ def run(
         help="Ray cluster address (default: RAY_ADDRESS, else a local cluster).")] = None,
     resume: Annotated[bool, typer.Option(help="Skip episodes already in --out.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        help="Check the command and print how many episodes it would play; play none.")]
+        = False,
     model_arg: Annotated[list[str] | None, typer.Option(
         "--model-arg", help="Model argument key=value (repeatable; with --model).")] = None,
     limit: Annotated[int | None, typer.Option(help="Run only the first N episodes (--model).")] = None,
@@ -151,6 +154,15 @@ def run(
         console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
         raise typer.Exit(2)
     who = agent or model
+    if dry_run:
+        if agent is not None and agent not in agent_table(suite):
+            console.print(f"[red]error:[/red] unknown agent {escape(repr(agent))} for {suite}; "
+                          f"agents: {', '.join(agent_table(suite)) or 'none'}", soft_wrap=True)
+            raise typer.Exit(1)
+        tasks_planned = len({spec.task_id for spec in specs})
+        console.print(f"dry run: {len(specs)} episodes of {tasks_planned} tasks of {suite} "
+                      f"for {escape(who)}; nothing played", soft_wrap=True)
+        return
     out_dir = out or default_out_dir(suite, who)
     config = {"suite": suite, "agent": agent, "model": model, "options": options}
     if grader_model is not None:
