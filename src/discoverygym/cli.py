@@ -296,19 +296,32 @@ def calibrate_cmd(
     quiet: Annotated[bool, typer.Option(help="No progress bars.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
         = False,
+    dry_run: Annotated[bool, typer.Option(
+        help="Check the command and print how many episodes each agent would play.")]
+        = False,
 ):
     """Run the suite's oracle, baselines and trivial agents (its CALIBRATION) over the
     same episodes and give each task a verdict: valid, too hard, leaks or weak.
 
     Suite options follow as in `discoverygym run`, e.g. `--protocol budget-obs-100`.
     Exits 1 when a task leaks (a trivial agent passes it)."""
-    from .calibrate import LEAKS, calibrate, write_table
+    from .calibrate import LEAKS, calibrate, calibration_specs, roles_of, write_table
     from .core.seeds import parse_seeds
 
     try:
         seed_list = parse_seeds(seeds)
         if out is not None:
             _check_writable(out)
+        if dry_run:
+            s = get_suite(suite)
+            options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
+            specs = calibration_specs(suite, seed_list, tasks=tasks, options=options)
+            agents = sorted({a for names in roles_of(suite).values() for a in names})
+            console.print(f"dry run: {len(specs)} episodes of "
+                          f"{len({spec.task_id for spec in specs})} tasks for each of "
+                          f"{len(agents)} agents ({', '.join(agents)}); nothing played",
+                          soft_wrap=True)
+            return
         result = calibrate(suite, seeds=seed_list, tasks=tasks,
                            raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
                            executor=executor, workers=workers, resume=resume,
