@@ -48,34 +48,12 @@ from .core import (
     episode_key,
     get_suite,
 )
+from .core.seeds import MAX_SEEDS, parse_seeds  # noqa: F401 - the command line's --seeds
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
 MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much
-MAX_SEEDS = 10_000
 
 VALID, TOO_HARD, LEAKS, WEAK = "valid", "too hard", "leaks", "weak"
-
-
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from '0-9', '3', '0,2,5' or '0-4,10-12' (sorted, without repeats)."""
-    seeds: set[int] = set()
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
-        except ValueError:
-            raise ValueError(f"Bad seed range {part!r}: use e.g. '0-9', '3' or "
-                             "'0,2,5'.") from None
-        if first < 0 or last < first:
-            raise ValueError(f"Bad seed range {part!r}: seeds are >= 0, low-high.")
-        seeds.update(range(first, last + 1))
-        if len(seeds) > MAX_SEEDS:
-            raise ValueError(f"At most {MAX_SEEDS} seeds.")
-    if not seeds:
-        raise ValueError("No seeds given: use e.g. --seeds 0-9.")
-    return sorted(seeds)
 
 
 def roles_of(suite: str) -> dict[str, list[str]]:
