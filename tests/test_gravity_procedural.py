@@ -101,10 +101,12 @@ def test_the_published_setup_plays_the_drawn_world_and_keeps_its_records():
         for n in _worlds(task_id)[:4]:
             episode = SUITE.episode(task_id, world_seed=n, seed=1, setup="published")
             assert episode._world_spec == procedural_world(n)  # tests may touch internals
-            # no setup in a published procedural record: its key is the one it had
-            assert episode.options == {"world_seed": n, "protocol": "budget-obs-100"}
-    assert all(s.options == {"world_seed": 3, "protocol": "budget-obs-100"}
-               for s in SUITE.plan(world_seed=3, setup="published"))
+            assert episode.options == {"world_seed": n, "protocol": "budget-obs-100",
+                                       "setup": "published"}
+    # the plan's options rebuild the same episode (its setup included)
+    for spec in SUITE.plan(world_seeds="0-39", tasks="is_bound", setup="published"):
+        episode = SUITE.episode(spec.task_id, seed=spec.seed, **spec.options)
+        assert episode._world_spec == procedural_world(spec.options["world_seed"])
 
 
 def test_the_leak_free_setup_twins_only_the_yes_no_questions_and_is_stricter_on_a_guess():

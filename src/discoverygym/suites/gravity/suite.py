@@ -149,11 +149,13 @@ class GravitySuite(Suite):
         options: dict[str, Any] = ({"world_seed": int(world_seed)} if world_seed is not None
                                    else {"world": world_id})
         options["protocol"] = proto.name
-        # a procedural record without a setup is the published one: procedural worlds
-        # had no other before, and those records keep their keys
-        if published or setup != "published":
-            options["setup"] = setup
+        options["setup"] = setup
         return GravityEpisode(task, spec, proto, seed=seed, options=options, setup=setup)
+
+    def audit_attacks(self) -> tuple[Any, ...]:
+        from .attacks import ATTACKS
+
+        return ATTACKS
 
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """Full observation hands the agent every data point up front; a budget needs the
@@ -183,10 +185,8 @@ class GravitySuite(Suite):
         if world_seeds is not None:
             if world_names:
                 raise ValueError("Give either worlds or procedural world seeds, not both.")
-            # as in episode(): a procedural plan names its setup unless it is "published"
-            extra = {} if setup == "published" else {"setup": setup}
             return [EpisodeSpec("gravity", task.id, 0,
-                                {"world_seed": int(n), "protocol": proto, **extra})
+                                {"world_seed": int(n), "protocol": proto, "setup": setup})
                     for n in world_seeds
                     for task in tasks_for_world(get_world(world_seed=int(n)))
                     if task_names is None or task.id in task_names]
