@@ -162,6 +162,8 @@ def test_world_seeds_plan_every_applicable_task_on_each_world():
     for bad in ("x", "3-1", "0-1000000000000"):
         with pytest.raises(ValueError):
             SUITE.parse_options({"world-seeds": bad})
+    with pytest.raises(ValueError, match="At most"):
+        SUITE.plan(world_seeds=range(10**9))
 
 
 @pytest.mark.slow

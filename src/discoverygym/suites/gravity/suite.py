@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
-from ...core.seeds import parse_seeds
+from ...core.seeds import MAX_SEEDS, parse_seeds
 from ...core.streams import GRAVITY_LAW_TWIN
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
@@ -182,6 +182,8 @@ class GravitySuite(Suite):
             world_seeds = [int(world_seed)]
         elif isinstance(world_seeds, str):
             world_seeds = parse_seeds(world_seeds)
+        elif world_seeds is not None and len(world_seeds) > MAX_SEEDS:
+            raise ValueError(f"At most {MAX_SEEDS} procedural world seeds.")
         if world_seeds is not None:
             if world_names:
                 raise ValueError("Give either worlds or procedural world seeds, not both.")
