@@ -48,6 +48,7 @@ from .core import (
     episode_key,
     get_suite,
 )
+from .core.seeds import MAX_SEEDS, parse_seeds  # noqa: F401 - the command line's --seeds
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
 MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much

@@ -20,9 +20,9 @@ def parse_seeds(text: str) -> list[int]:
         try:
             first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
         except ValueError:
-            raise ValueError(f"bad --seeds {part!r}: give {ACCEPTED}") from None
+            raise ValueError(f"bad --seeds {part[:40]!r}: give {ACCEPTED}") from None
         if first < 0 or last < first:
-            raise ValueError(f"bad --seeds {part!r}: seeds are >= 0 and a range runs low-high "
+            raise ValueError(f"bad --seeds {part[:40]!r}: seeds are >= 0 and a range runs low-high "
                              f"(give {ACCEPTED})")
         if last - first + 1 + len(seeds) > MAX_SEEDS:
             raise ValueError(f"at most {MAX_SEEDS} seeds")

@@ -112,6 +112,23 @@ class Suite(ABC):
         Suites override this; the report module supplies the plotting helpers."""
         return []
 
+    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
+        """The episode `discoverygym audit` plays the platform's attacks on (hostile tool
+        arguments, the interpreter). `scope` holds the audit options that narrow the
+        target (`--package`, `--problems`); a suite that takes none refuses them.
+        Default: the first canonical episode."""
+        if scope:
+            raise ValueError(f"The audit of {self.name} takes no "
+                             f"{', '.join('--' + k for k in scope)}.")
+        return self.default_episodes()[0]
+
+    def audit_attacks(self) -> tuple[Any, ...]:
+        """The attack families (core.audit_registry.AttackFamily) this suite declares
+        against itself, kept beside what they attack (the suite's attacks.py). The
+        platform's families (arguments, interpreter, ...) apply to every suite on top.
+        Default: none."""
+        return ()
+
     def parse_options(self, raw: dict[str, str],
                       command_options: Iterable[str] = ()) -> dict[str, Any]:
         """Parse command-line strings into typed options; reject unknown names, naming

@@ -7,6 +7,8 @@ from collections import defaultdict
 from typing import Any
 
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core.seeds import MAX_SEEDS, parse_seeds
+from ...core.streams import GRAVITY_LAW_TWIN
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
 from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, Task, published_pairs, tasks_for_world
@@ -20,6 +22,7 @@ from .worlds import (
     leak_free_window,
     mirror_coin,
     mirrored_boundness,
+    mirrored_law,
 )
 
 
@@ -41,6 +44,19 @@ def leak_free_world(spec: WorldSpec, task: Task, seed: int) -> WorldSpec:
     if task.balanced_boundness and mirror_coin(spec.id, seed):
         spec = mirrored_boundness(spec)
     return leak_free_scale(spec, seed)
+
+
+def leak_free_procedural_world(spec: WorldSpec, task: Task, seed: int) -> WorldSpec:
+    """A procedural world as the leak-free setup plays it on `seed`: its window and
+    scale are drawn from the world seed already, but its kind is not balanced (most
+    worlds that ask is_bound are bound, most that ask kepler_3rd_law are Newtonian), so
+    a yes/no question about boundness or the law is asked of the world or of its twin
+    with even odds. "published" plays the world as drawn."""
+    if task.balanced_boundness and mirror_coin(spec.id, seed):
+        return mirrored_boundness(spec)
+    if task.balanced_law and mirror_coin(spec.id, seed, GRAVITY_LAW_TWIN):
+        return mirrored_law(spec, seed)
+    return spec
 
 
 def _names(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
@@ -76,10 +92,13 @@ class GravitySuite(Suite):
         RunOption("tasks", "comma-separated task ids (default: all)", _names),
         RunOption("worlds", "comma-separated world ids (default: all published worlds)", _names),
         RunOption("world_seed", "draw a procedural world from this seed instead", int),
+        RunOption("world_seeds", "procedural worlds from a range of seeds, e.g. 0-19 "
+                  "(every applicable task on each)", parse_seeds),
         RunOption("setup", "leak-free (default: published worlds' windows and scales drawn "
-                  "from the seed, is_bound balanced, stricter thresholds where a guess "
-                  "passed) or published (Gravity-Bench-v1 exactly)", _setup_option,
-                  "leak-free"),
+                  "from the seed; is_bound, and kepler_3rd_law on procedural worlds, "
+                  "balanced; stricter thresholds where a guess passed) or published "
+                  "(Gravity-Bench-v1 exactly, and procedural worlds as drawn)",
+                  _setup_option, "leak-free"),
     )
 
     def tasks(self) -> list[TaskInfo]:
@@ -103,8 +122,8 @@ class GravitySuite(Suite):
                 protocol: str = DEFAULT_PROTOCOL, world_seed: int | None = None,
                 setup: str = "leak-free", **unknown: Any) -> GravityEpisode:
         """Build one episode: `world` (a published id or "proc-N") or `world_seed`, a
-        protocol ("full-obs" or "budget-obs-N") and, for a published world, the setup
-        ("leak-free" or "published")."""
+        protocol ("full-obs" or "budget-obs-N") and the setup ("leak-free" or
+        "published")."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
                               "Options: world, world_seed, protocol, setup.")
@@ -119,10 +138,9 @@ class GravitySuite(Suite):
         task = TASKS[task_id]
         world_id = spec.id  # the world asked for; a mirrored twin keeps it in the options
         published = world_seed is None and world_id in PUBLISHED_WORLDS
-        if not published:  # procedural worlds draw their own windows and scales
-            setup = "published"
-        elif setup == "leak-free":
-            spec = leak_free_world(spec, task, seed)
+        if setup == "leak-free":
+            spec = (leak_free_world if published else leak_free_procedural_world)(
+                spec, task, seed)
         if not task.applies_to(spec):
             fitting = ", ".join(t.id for t in tasks_for_world(spec))
             raise ValueError(f"Task {task_id!r} does not apply to world {spec.id} "
@@ -131,9 +149,13 @@ class GravitySuite(Suite):
         options: dict[str, Any] = ({"world_seed": int(world_seed)} if world_seed is not None
                                    else {"world": world_id})
         options["protocol"] = proto.name
-        if published:
-            options["setup"] = setup
+        options["setup"] = setup
         return GravityEpisode(task, spec, proto, seed=seed, options=options, setup=setup)
+
+    def audit_attacks(self) -> tuple[Any, ...]:
+        from .attacks import ATTACKS
+
+        return ATTACKS
 
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """Full observation hands the agent every data point up front; a budget needs the
@@ -141,24 +163,34 @@ class GravitySuite(Suite):
         return parse_protocol(spec.options.get("protocol", DEFAULT_PROTOCOL)).name == "full-obs"
 
     def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
-             world_seed: int | None = None, setup: str = "leak-free",
-             **unknown: Any) -> list[EpisodeSpec]:
+             world_seed: int | None = None, world_seeds: Any = None,
+             setup: str = "leak-free", **unknown: Any) -> list[EpisodeSpec]:
         """The episodes of a run: the published pairs (filtered by `tasks`/`worlds`), or
-        every applicable task on the procedural world of `world_seed`. Seed 0."""
+        every applicable task on the procedural world of `world_seed` (or of each seed
+        of `world_seeds`, a list or a range such as "0-19"). Seed 0."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
-                              "Options: protocol, tasks, worlds, world_seed, setup.")
+                              "Options: protocol, tasks, worlds, world_seed, world_seeds, "
+                              "setup.")
         proto = parse_protocol(protocol).name
         setup = _setup_option(setup)
         task_names, world_names = _names(tasks), _names(worlds)
         _check(task_names, TASK_IDS, "task")
+        if world_seed is not None and world_seeds is not None:
+            raise ValueError("Give either world_seed or world_seeds, not both.")
         if world_seed is not None:
+            world_seeds = [int(world_seed)]
+        elif isinstance(world_seeds, str):
+            world_seeds = parse_seeds(world_seeds)
+        elif world_seeds is not None and len(world_seeds) > MAX_SEEDS:
+            raise ValueError(f"At most {MAX_SEEDS} procedural world seeds.")
+        if world_seeds is not None:
             if world_names:
-                raise ValueError("Give either worlds or world_seed, not both.")
-            spec = get_world(world_seed=int(world_seed))
+                raise ValueError("Give either worlds or procedural world seeds, not both.")
             return [EpisodeSpec("gravity", task.id, 0,
-                                {"world_seed": int(world_seed), "protocol": proto})
-                    for task in tasks_for_world(spec)
+                                {"world_seed": int(n), "protocol": proto, "setup": setup})
+                    for n in world_seeds
+                    for task in tasks_for_world(get_world(world_seed=int(n)))
                     if task_names is None or task.id in task_names]
         _check(world_names, WORLD_IDS, "world")
         return [EpisodeSpec("gravity", task_id, 0,

@@ -67,6 +67,10 @@ class Task:
     # a yes/no question about boundness: under the leak-free setup each episode asks it
     # of the world or of its mirrored twin with even odds (worlds.mirrored_boundness)
     balanced_boundness: bool = False
+    # a yes/no question about the law: on a procedural world the leak-free setup asks it
+    # of the world or of its other-law twin with even odds (worlds.mirrored_law); the
+    # published pairs are balanced already (three Newtonian worlds, three modified)
+    balanced_law: bool = False
 
     def threshold(self, protocol: str, setup: str = "leak-free") -> float:
         """Relative-error threshold under `protocol` and `setup` (booleans must be
@@ -137,7 +141,8 @@ _TASKS: list[Task] = [
     _bool("kepler_3rd_law",
           "Does Kepler's third law, P^2 / a^3 = 4 pi^2 / (G (m1 + m2)) with P the period and "
           "a the semi-major axis of the relative orbit, hold for this system (within 5 %)? "
-          "Answer true or false.", (*ABC, *MODIFIED), BOUND_NO_DRAG, T.kepler_third_law_holds),
+          "Answer true or false.", (*ABC, *MODIFIED), BOUND_NO_DRAG, T.kepler_third_law_holds,
+          balanced_law=True),
     _num("mass_largest_star", "What is the mass of the heavier star?", "kg", ABC, 5,
          BOUND_NEWTONIAN, T.mass_largest_star),
     *_per_star(lambda s: _num(

@@ -5,7 +5,8 @@ The 16 published worlds of Gravity-Bench-v1 are listed in `PUBLISHED_WORLDS`;
 `procedural_world(seed)` draws a new one from documented priors (see README). The
 default leak-free setup plays a published world with its window (`leak_free_window`)
 and scale (`leak_free_scale`) drawn from the seed, and asks a boundness question of it
-or of its mirrored twin (`mirrored_boundness`, `mirror_coin`)."""
+or of its mirrored twin (`mirrored_boundness`, `mirror_coin`); on a procedural world it
+asks a boundness or a Kepler's-law question of it or of its twin (`mirrored_law`)."""
 
 from __future__ import annotations
 
@@ -185,6 +186,9 @@ WORLD_IDS: tuple[str, ...] = tuple(PUBLISHED_WORLDS)
 
 PROCEDURAL_KINDS = ("newtonian", "drag", "modified", "unbound")
 PROCEDURAL_KIND_WEIGHTS = (0.6, 0.15, 0.15, 0.1)
+#: The procedural prior of a modified law's |alpha|, which a Newtonian world's
+#: other-law twin (mirrored_law) draws from too.
+MODIFIED_ALPHA = (0.01, 0.05)
 
 
 def procedural_world(seed: int) -> WorldSpec:
@@ -222,7 +226,7 @@ def procedural_world(seed: int) -> WorldSpec:
         return replace(base, drag_tau_s=float(rng.uniform(10, 40) * period),
                        end_time_s=float(rng.uniform(3, 6) * period))
     if kind == "modified":
-        alpha = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.01, 0.05))
+        alpha = float(rng.choice([-1.0, 1.0]) * rng.uniform(*MODIFIED_ALPHA))
         world = replace(base, force_alpha=alpha)
         return replace(world, end_time_s=float(rng.uniform(4, 8) * world.kepler_period_s()))
     v0 = base.circular_speed_ms() * math.hypot(1.0, ecc)
@@ -312,12 +316,32 @@ def mirrored_boundness(world: WorldSpec) -> WorldSpec:
                    end_periods=None, end_time_s=world.duration_s)
 
 
-def mirror_coin(world_id: str, seed: int) -> bool:
-    """Even odds, from the seed and the world's id, that a boundness question is asked
-    of the world's mirrored twin instead (so B, B-yrAU and B-cgs are drawn apart)."""
-    rng = np.random.default_rng([int(seed), zlib.crc32(world_id.encode()),
-                                streams.GRAVITY_BOUND_TWIN])
+def mirror_coin(world_id: str, seed: int, stream: int = streams.GRAVITY_BOUND_TWIN) -> bool:
+    """Even odds, from the seed and the world's id, that a yes/no question is asked of
+    the world's twin instead (so B, B-yrAU and B-cgs are drawn apart). `stream` names
+    the question: boundness (GRAVITY_BOUND_TWIN) or the law (GRAVITY_LAW_TWIN)."""
+    rng = np.random.default_rng([int(seed), zlib.crc32(world_id.encode()), stream])
     return bool(rng.uniform() < 0.5)
+
+
+def mirrored_law(world: WorldSpec, seed: int) -> WorldSpec:
+    """The world's twin under the other law: a Newtonian world gets a modified law with
+    alpha = +-U[0.01, 0.05] drawn from `seed` (the procedural prior), a modified-law
+    world gets Newton's. Same stars, same start, same e (the recipe's speed follows the
+    law in use, so the orbit keeps its shape), and the window's length in seconds, so
+    the window says nothing about which of the two is played."""
+    if world.has_drag:
+        raise ValueError(f"world {world.id} has drag: its law twin is not defined")
+    if world.newtonian:
+        rng = np.random.default_rng([int(seed), zlib.crc32(world.id.encode()),
+                                     streams.GRAVITY_LAW_TWIN, 1])
+        low, high = MODIFIED_ALPHA
+        alpha: float | None = float(rng.choice([-1.0, 1.0]) * rng.uniform(low, high))
+        name = "modified"
+    else:
+        alpha, name = None, "newtonian"
+    return replace(world, id=f"{world.id}-{name}", force_alpha=alpha, end_periods=None,
+                   end_time_s=world.duration_s)
 
 
 def get_world(world: str | None = None, world_seed: int | None = None) -> WorldSpec:

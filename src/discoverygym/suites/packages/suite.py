@@ -59,6 +59,24 @@ class PackagesSuite(Suite):
                            and v is not None}
         return [EpisodeSpec("packages", t, 0, episode_options) for t in chosen]
 
+    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
+        """The first package of the audit's `package` (a package or a folder of them),
+        else of the shipped catalog."""
+        from .attacks import audit_roots
+
+        unknown = set(scope) - {"package"}
+        if unknown:
+            raise ValueError(f"The audit of packages takes only --package; got "
+                             f"{', '.join(sorted(unknown))}.")
+        first = audit_roots(scope)[0]
+        options = {"packages": str(first.parent)} if scope.get("package") else {}
+        return EpisodeSpec("packages", first.name, 0, options)
+
+    def audit_attacks(self) -> tuple[Any, ...]:
+        from .attacks import ATTACKS
+
+        return ATTACKS
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         results = [TaskResult(r["task_id"], r.get("details", {}).get("domain", "unknown"),
                               r["value"] if r.get("details", {}).get("completed") else None,

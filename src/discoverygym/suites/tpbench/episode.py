@@ -50,9 +50,13 @@ class TPBenchEpisode(Episode):
     """One attempt (seed = attempt index) at one problem."""
 
     def __init__(self, problem: Problem, *, seed: int = 0,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None,
+                 compare_limit_s: float | None = None) -> None:
         super().__init__(suite="tpbench", task_id=problem.id, seed=seed, options=options)
         self._problem = problem
+        # the symbolic comparison's limit (None: compare.TIME_LIMIT_S); the audit's
+        # attacks pass a shorter one to keep their runs short
+        self._compare_limit_s = compare_limit_s
         self._verification: Verification | None = None
         self._holistic: dict[str, Any] = {"holistic_grade": None}
         self._prompt = render_prompt(problem)
@@ -85,7 +89,8 @@ class TPBenchEpisode(Episode):
     def verification(self) -> Verification:
         """The verdict on the submitted solution (computed once)."""
         if self._verification is None:
-            self._verification = verify(self._problem, str(self._answer))
+            self._verification = verify(self._problem, str(self._answer),
+                                        compare_limit_s=self._compare_limit_s)
         return self._verification
 
     def grader_prompt(self) -> str | None:

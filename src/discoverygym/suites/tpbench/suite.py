@@ -102,6 +102,21 @@ class TPBenchSuite(Suite):
         return TPBenchEpisode(problem, seed=seed,
                               options={"problems": problems} if problems else {})
 
+    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
+        """The first problem of the audit's `problems` (a file or folder), else of the
+        shipped set."""
+        unknown = set(scope) - {"problems"}
+        if unknown:
+            raise ValueError(f"The audit of tpbench takes only --problems; got "
+                             f"{', '.join(sorted(unknown))}.")
+        problems = scope.get("problems")
+        return self.plan(**({"problems": problems} if problems else {}))[0]
+
+    def audit_attacks(self) -> tuple[Any, ...]:
+        from .attacks import ATTACKS
+
+        return ATTACKS
+
     def plan(self, level: tuple[int, ...] | None = None, domain: tuple[str, ...] | None = None,
              attempts: int = 1, problems: str | None = None, **unknown: Any) -> list[EpisodeSpec]:
         if unknown:

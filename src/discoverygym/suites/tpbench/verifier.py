@@ -183,9 +183,10 @@ class Verification:
 
 def compare_outputs(inputs: list[InputSet], names: list[str], expected: list[Any],
                     results: list[tuple[str, Any]], *, rtol: float,
-                    atol: float) -> list[TestOutcome]:
+                    atol: float, compare_limit_s: float | None = None) -> list[TestOutcome]:
     """One TestOutcome per input: the run's output against the expected output under
-    rtol/atol. Tests with a symbolic part are compared together in one limited process."""
+    rtol/atol. Tests with a symbolic part are compared together in one limited process
+    (`compare_limit_s` seconds; default compare.TIME_LIMIT_S)."""
     tests = []
     symbolic: list[int] = []
     for i, (inp, exp, (kind, got)) in enumerate(zip(inputs, expected, results, strict=True)):
@@ -202,14 +203,16 @@ def compare_outputs(inputs: list[InputSet], names: list[str], expected: list[Any
             ok, why = False, f"comparison failed: {type(exc).__name__}: {exc}"
         tests.append(TestOutcome(inp.label, inp.as_dict(names), ok, why))
     verdicts = compare_isolated([(results[i][1], expected[i], i) for i in symbolic],
-                                rtol=rtol, atol=atol)
+                                rtol=rtol, atol=atol, time_limit_s=compare_limit_s)
     for i, (ok, why) in zip(symbolic, verdicts, strict=True):
         tests[i].passed, tests[i].message = ok, why
     return tests
 
 
-def verify(problem: Problem, response: str) -> Verification:
-    """Verify a written response against a problem's reference on every test input."""
+def verify(problem: Problem, response: str, *,
+           compare_limit_s: float | None = None) -> Verification:
+    """Verify a written response against a problem's reference on every test input
+    (`compare_limit_s`: the symbolic comparison's limit, for the audit's short runs)."""
     start = time.perf_counter()
     code = extract_code(response)
     if code is None:
@@ -223,7 +226,7 @@ def verify(problem: Problem, response: str) -> Verification:
                             isolation=outcome.isolation,
                             duration_s=time.perf_counter() - start)
     tests = compare_outputs(inputs, names, expected, outcome.results, rtol=problem.rtol,
-                            atol=problem.atol)
+                            atol=problem.atol, compare_limit_s=compare_limit_s)
     n_passed = sum(t.passed for t in tests)
     raised = [t for t in tests if t.message.startswith("raised:")]
     if n_passed == len(tests):
