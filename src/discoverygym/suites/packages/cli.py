@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from .report import aggregate_table
 
-package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve, "
+package_app = typer.Typer(help="Task packages (NatureBench layout): build, check, new, serve, "
                           "summary, validate.",
                           no_args_is_help=True)
 console = Console()
@@ -125,3 +125,42 @@ def serve_cmd(
     service = EvaluationService(load_package(package), output_dir, log)
     console.print(f"token: {token}")
     uvicorn.run(create_app(service, token), host="127.0.0.1", port=port, log_level="info")
+
+
+@package_app.command("build")
+def build_cmd(
+    record: Annotated[Path, typer.Argument(help="A NatureGym record (naturegym-record/1 JSON).")],
+    work: Annotated[Path, typer.Option(help="Work folder: one subfolder per stage; reruns "
+                                            "resume there.")],
+    review_model: Annotated[str | None, typer.Option(
+        help="Inspect model for the optional review, e.g. openai/gpt-4o.")] = None,
+    review_timeout_s: Annotated[float, typer.Option(help="Seconds for the review.")] = 120.0,
+    force: Annotated[bool, typer.Option(help="Rerun every stage.")] = False,
+):
+    """Build a task package from a record through gated stages (intake, filter, acquire,
+    split, assemble, calibrate, review, seal); exits 1 when a gate fails."""
+    from .naturegym.build import BuildBusy, build
+    from .naturegym.record import RecordError
+    from .validity import inspect_grader
+
+    try:
+        reviewer = inspect_grader(review_model) if review_model else None
+        result = build(record, work, reviewer=reviewer, reviewer_name=review_model,
+                       review_timeout_s=review_timeout_s, force=force)
+    except (RecordError, BuildBusy, OSError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    except Exception as exc:  # noqa: BLE001 - e.g. an unknown review model: one line
+        console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {exc}'[:300])}")
+        raise typer.Exit(1) from exc
+    for stage in result.stages:
+        state = "ran    " if stage.ran else "skipped"
+        mark = "[green]ok[/green]  " if stage.passed else "[red]FAIL[/red]"
+        console.print(f"{mark} {stage.name:<10} {state}")
+        for f in stage.findings:
+            line = "[{rule}] {path}: {message}".format(**f)
+            console.print(f"     {escape(line)}")
+    if not result.passed:
+        console.print(f"[red]stopped at {result.failed_stage}[/red]; fix the record and rerun")
+        raise typer.Exit(1)
+    console.print(f"sealed: {result.package}")
