@@ -100,7 +100,7 @@ def _score(truth_rows, path):
             value = float(mine[VALUE])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"row {k + 1}: needs numeric {' and '.join(NUMERIC_KEYS + [VALUE])}") from exc
-        if any(abs(a - float(true[key])) > 1e-4 for a, key in zip(keys, NUMERIC_KEYS)) \\
+        if any(abs(a - float(true[key])) > 1e-4 for a, key in zip(keys, NUMERIC_KEYS, strict=True)) \\
                 or any(mine.get(key) != true[key] for key in KEYS if key not in NUMERIC_KEYS):
             raise ValueError(f"row {k + 1}: __KEYS_PROSE__ does not match __QUERY__")
         if not math.isfinite(value):

@@ -285,10 +285,13 @@ def split(ctx: Context, out: Path) -> list[Finding]:
         side, instance = rel.split("/")[:2]
         by_instance.setdefault(side, {}).setdefault(instance, set()).add(digest)
     for side in ("data", "ground_truth"):
+        per_instance = by_instance.get(side, {})
+        # A file every instance holds alike (the grid, the times) is a shared setting,
+        # not an overlap between the splits.
+        common = set.intersection(*(per_instance.get(n, set()) for n in names))
         for dev in record.split_names("development"):
             for ev in record.split_names("evaluation"):
-                shared = by_instance.get(side, {}).get(dev, set()) & \
-                    by_instance.get(side, {}).get(ev, set())
+                shared = (per_instance.get(dev, set()) & per_instance.get(ev, set())) - common
                 if shared:
                     findings.append(Finding("split", f"{side}/{ev}", f"shares {len(shared)} "
                                             f"file(s) with the development instance {dev}"))
@@ -365,12 +368,12 @@ def calibrate(ctx: Context, out: Path) -> list[Finding]:
     findings: list[Finding] = []
     figures: dict[str, Any] = {}
 
-    def evaluation_g(ev, label: str) -> float:
+    def evaluation_g(ev, label: str) -> dict[str, float]:
         if not ev.ok:
             findings.append(Finding("calibrate", "evaluation/evaluator.py",
                                     f"{label}: {ev.error}"))
-            return FAILED_G
-        return task_score(ev.g.get(name, FAILED_G) for name in evaluation)
+            return {name: FAILED_G for name in evaluation}
+        return {name: ev.g.get(name, FAILED_G) for name in evaluation}
 
     reference = run_evaluator(pkg, truth)
     again = run_evaluator(pkg, truth)
@@ -378,7 +381,7 @@ def calibrate(ctx: Context, out: Path) -> list[Finding]:
         findings.append(Finding("calibrate", "evaluation/evaluator.py",
                                 "two evaluations of the same outputs differ (not deterministic)"))
     figures["truth_as_output"] = reference.g if reference.ok else reference.error
-    evaluation_g(reference, "the truth as output")
+    evaluation_g(reference, "the truth as output")  # an evaluator failure is a finding
     for name, g in (reference.g if reference.ok else {}).items():
         if g < NEAR_PERFECT_G:
             findings.append(Finding("calibrate", f"instance {name}",
@@ -394,12 +397,17 @@ def calibrate(ctx: Context, out: Path) -> list[Finding]:
         dev_answer = (truth / development[0] / answer).read_bytes()
         _write_outputs(agents["copied_development"],
                        {name: {answer: dev_answer} for name in development + evaluation})
+        # Per instance, not only on average: a trivial answer that solves one instance
+        # leaks that instance even when the others drag the mean down.
         for label, folder in agents.items():
-            g = evaluation_g(run_evaluator(pkg, folder), label)
-            figures[label] = g
-            if g > TRIVIAL_G:
-                findings.append(Finding("calibrate", label, f"{label} outputs score g = {g:.3g} "
-                                        f"on the evaluation instances (must be <= {TRIVIAL_G})"))
+            gs = evaluation_g(run_evaluator(pkg, folder), label)
+            figures[label] = task_score(gs.values())
+            figures[f"{label}_per_instance"] = gs
+            for name, g in gs.items():
+                if g > TRIVIAL_G:
+                    findings.append(Finding("calibrate", f"instance {name}",
+                                            f"{label} outputs score g = {g:.3g} (must be <= "
+                                            f"{TRIVIAL_G})"))
     for inst in pkg.instances:
         base = parse_sota((inst.baseline or {}).get("value"), inst.direction)
         if base is not None and inst.sota is not None and not (
