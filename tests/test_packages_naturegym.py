@@ -274,6 +274,21 @@ def test_each_gate_stops_the_build(tmp_path, change, stage, fragment):
     assert gate["passed"] is False and gate["findings"]
 
 
+def test_a_written_waiver_lets_a_known_weakness_pass_and_keeps_it_visible(tmp_path):
+    zero = {"D.hidden.toy_1.mu": 0.0, "D.prepare_args.instances.toy_1.mu": 0.0}
+    waiver = {"check": "constant", "instance": "toy_1",
+              "reason": "a centre of zero is the point of this instance, kept on purpose"}
+    result = build(toy_record(**zero, waivers=[waiver]), tmp_path / "work")
+    assert result.passed
+    (waived,) = json.loads((tmp_path / "work/calibrate/calibration.json").read_text())["waived"]
+    assert waived["check"] == "constant" and waived["instance"] == "toy_1" and waived["g"] == 1.0
+    for bad, fragment in ((dict(waiver, check="firewall"), "may be waived"),
+                          (dict(waiver, instance="toy_9"), "not an instance"),
+                          (dict(waiver, reason="ok"), "say why")):
+        with pytest.raises(RecordError, match=fragment):
+            validate(toy_record(waivers=[bad]))
+
+
 def _with_source_file(tmp_path: Path, content: bytes, declared: bytes | None = None) -> dict:
     (tmp_path / "raw").mkdir(exist_ok=True)
     (tmp_path / "raw" / "notes.txt").write_bytes(content)

@@ -12,8 +12,10 @@
 - B, an optional baseline per instance: a simpler honest method's figure (worse than S).
 
 The rest is what a package needs besides T: the title, domain, README parts (`prose`),
-`package` fields of metadata.json, and the `source` (title, optional text, for the
-firewall's shared-word-run rule).
+`package` fields of metadata.json, the `source` (title, optional text, for the
+firewall's shared-word-run rule), and optional `waivers`: a calibration check
+(`constant` or `copied_development`) an author accepts for one instance, with the reason
+(kept in calibration.json; no other gate can be waived).
 
 A complete example (`records/gravity-force-law.json` is a real one)::
 
@@ -65,6 +67,9 @@ SPLITS = ("development", "evaluation")
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 PROSE_PARTS = ("heading", "problem", "objective", "dataset", "metrics", "output_format",
                "submission", "data_description")
+#: Calibration checks an author may accept for one instance, with a written reason
+#: (a known weakness kept visible); no other gate can be waived.
+WAIVABLE = ("constant", "copied_development")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _PREPARE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -214,6 +219,16 @@ def validate(data: Any) -> dict[str, Any]:
                 raise RecordError(f"B.{name}: not an instance")
             _need(entry, "value", str, f"B.{name}")
             _need(entry, "method", str, f"B.{name}")
+    waivers = data.get("waivers", [])
+    if not isinstance(waivers, list):
+        raise RecordError("waivers: must be a list")
+    for k, waiver in enumerate(waivers):
+        if _need(waiver, "check", str, f"waivers[{k}]") not in WAIVABLE:
+            raise RecordError(f"waivers[{k}].check: only {', '.join(WAIVABLE)} may be waived")
+        if _need(waiver, "instance", str, f"waivers[{k}]") not in names:
+            raise RecordError(f"waivers[{k}].instance: not an instance")
+        if len(_need(waiver, "reason", str, f"waivers[{k}]").strip()) < 20:
+            raise RecordError(f"waivers[{k}].reason: say why, in a sentence")
     prose = _need(data, "prose", dict, "record")
     for part in PROSE_PARTS:
         _need(prose, part, str, "prose")
