@@ -154,7 +154,7 @@ def build_cmd(
         console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {exc}'[:300])}")
         raise typer.Exit(1) from exc
     for stage in result.stages:
-        state = "ran    " if stage.ran else "skipped"
+        state = "ran" if stage.ran else "skipped"
         mark = "[green]ok[/green]  " if stage.passed else "[red]FAIL[/red]"
         console.print(f"{mark} {stage.name:<10} {state}")
         for f in stage.findings:
