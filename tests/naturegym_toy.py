@@ -16,7 +16,7 @@ import numpy as np
 def samples(out: Path, inputs: Path, args: dict[str, Any]) -> None:
     rng = np.random.default_rng(args["seed"])
     if args.get("marker"):  # the kill test waits for this file, then kills the build
-        Path(args["marker"]).write_text("started\n")
+        Path(args["marker"]).write_text(f"{os.getpid()}\n")
     if args.get("sleep_s") and not os.environ.get("TOY_NO_SLEEP"):
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "data" / "partial.csv").write_text("half written\n")  # a partial output

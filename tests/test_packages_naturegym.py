@@ -225,6 +225,11 @@ def test_a_build_killed_mid_stage_leaves_no_partial_output(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+    child = int(marker.read_text())
+    deadline = time.monotonic() + 10  # the prepare process dies with the build
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
     assert (work / "acquire" / "gate.json").exists()
     assert not (work / "split").exists()
     assert list(work.glob(".tmp-split-*")), "the killed stage wrote into a temporary folder"
@@ -239,6 +244,23 @@ def test_a_build_killed_mid_stage_leaves_no_partial_output(tmp_path):
                                    "True")
     assert not list(work.glob(".tmp-*")) and not list(work.glob(".old-*"))
     assert not (work / "split" / "data" / "partial.csv").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_prepare_that_never_ends_is_stopped(tmp_path):
+    marker = tmp_path / "started"
+    start = time.monotonic()
+    result = build(toy_record(**{"D.prepare_timeout_s": 2, "D.prepare_args.sleep_s": 600,
+                                 "D.prepare_args.marker": str(marker)}), tmp_path / "work")
+    assert _failed(result) == ("split", "D.prepare: failed: ran past 2 s (D.prepare_timeout_s)")
+    assert time.monotonic() - start < 60 and not _alive(int(marker.read_text()))
 
 
 # ---- each gate fails what it must -----------------------------------------------------

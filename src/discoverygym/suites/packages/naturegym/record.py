@@ -33,6 +33,7 @@ A complete example (`records/gravity-force-law.json` is a real one)::
                          {"name": "sys_dev", "split": "development"}],
            "files": [{"path": "sources/raw.csv", "sha256": "<64 hex>"}],
            "prepare": "mypkg.prepare:build_data", "prepare_args": {"seed": 1},
+           "prepare_timeout_s": 600,
            "hidden": {"sys_1": {"x": 0.03}, "sys_dev": {"x": 0.02}}},
      "M": {"name": "absolute_error", "function": "json_absolute_error",
            "direction": "lower_is_better", "output": {"file": "answer.json", "key": "x"},
@@ -185,6 +186,9 @@ def validate(data: Any) -> dict[str, Any]:
     if not _PREPARE.match(prepare):
         raise RecordError("D.prepare: must be 'module:function'")
     _need(d, "prepare_args", dict, "D")
+    timeout = d.get("prepare_timeout_s", 3600)
+    if not _finite_number(timeout) or not 0 < timeout <= 86_400:
+        raise RecordError("D.prepare_timeout_s: seconds, more than 0 and at most 86400")
     hidden = _need(d, "hidden", dict, "D")
     for name in names:
         values = hidden.get(name)

@@ -26,7 +26,10 @@ import importlib
 import json
 import os
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from .metrics import MetricError, evaluator_source, metric_for
 from .record import PROSE_PARTS, Record, canonical_digest
 
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
+DEFAULT_PREPARE_TIMEOUT_S = 3600.0
 NEAR_PERFECT_G = 0.9
 TRIVIAL_G = -0.5
 README_SECTIONS = (("problem", "Scientific problem"), ("objective", "Task objective"),
@@ -239,23 +243,63 @@ def acquire(ctx: Context, out: Path) -> list[Finding]:
 
 
 # ---- split ---------------------------------------------------------------------------
+#: Runs an author's prepare function in a child process that dies with the build
+#: (PR_SET_PDEATHSIG), so a kill of the build leaves nothing writing behind it.
+_PREPARE_RUNNER = """
+import ctypes, json, signal, sys
+from pathlib import Path
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except (AttributeError, OSError):
+    pass
+from discoverygym.suites.packages.naturegym.stages import resolve_prepare
+spec, out, inputs, args = sys.argv[1:5]
+resolve_prepare(spec)(Path(out), Path(inputs), json.loads(Path(args).read_text()))
+"""
+
+
+class PrepareFailed(RuntimeError):
+    """The prepare function failed, or ran past its time limit."""
+
+
 def _prepare_into(ctx: Context, target: Path) -> None:
-    prepare = resolve_prepare(ctx.record.data["D"]["prepare"])
+    """Run D.prepare into target in a child process, at most D.prepare_timeout_s."""
+    d = ctx.record.data["D"]
+    timeout_s = float(d.get("prepare_timeout_s", DEFAULT_PREPARE_TIMEOUT_S))
     target.mkdir(parents=True, exist_ok=True)
-    args = json.loads(json.dumps(ctx.record.data["D"]["prepare_args"]))  # a private copy
-    prepare(target, ctx.stage_dir("acquire") / "inputs", args)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(d["prepare_args"], fh)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PREPARE_RUNNER, d["prepare"], str(target),
+         str(ctx.stage_dir("acquire") / "inputs"), fh.name],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise PrepareFailed(f"ran past {timeout_s:g} s (D.prepare_timeout_s)") from None
+    finally:
+        os.unlink(fh.name)
+    if proc.returncode != 0:
+        last = (stderr or b"").decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise PrepareFailed(f"exit {proc.returncode}: {last[0][:300]}")
 
 
 def split(ctx: Context, out: Path) -> list[Finding]:
     findings = []
     record = ctx.record
+    again = out / ".again"  # inside the stage's temporary folder: a kill leaves nothing
     try:
         _prepare_into(ctx, out)
-        with tempfile.TemporaryDirectory(dir=out.parent, prefix=".split-again-") as again:
-            _prepare_into(ctx, Path(again))
-            first, second = file_digests(out), file_digests(Path(again))
-    except Exception as exc:  # noqa: BLE001 - an author's prepare may fail any way
-        return [Finding("split", "D.prepare", f"failed: {type(exc).__name__}: {str(exc)[:300]}")]
+        first = file_digests(out)
+        _prepare_into(ctx, again)
+        second = file_digests(again)
+    except PrepareFailed as exc:
+        return [Finding("split", "D.prepare", f"failed: {exc}")]
+    finally:
+        shutil.rmtree(again, ignore_errors=True)
     if first != second:
         differ = sorted(k for k in set(first) | set(second) if first.get(k) != second.get(k))
         findings.append(Finding("split", "D.prepare", "two runs differ (not deterministic): "
