@@ -538,7 +538,8 @@ def _assert_rebuilt(name: str, package: Path) -> None:
     for rel in differ:
         a = np.loadtxt(package / rel, delimiter=",", skiprows=1)
         b = np.loadtxt(CATALOG / name / rel, delimiter=",", skiprows=1)
-        assert np.allclose(a, b, rtol=1e-7, atol=0)
+        # within 1e-8 of the orbit's size (the noise is 1e-5 of it)
+        assert np.abs(a - b).max() <= 2e-8 * np.abs(b[:, 1:]).max()
 
 
 @pytest.mark.parametrize("name", ["rv-holdout-forecast"])

@@ -25,7 +25,8 @@ from typing import Any
 
 from ..check import Finding
 from .record import Record, as_record, canonical_digest
-from .stages import STAGES, Context, Reviewer, tree_digest
+from .review import Reviewer
+from .stages import STAGES, Context, tree_digest
 
 GATE = "gate.json"
 _CODE_FILES = ("record.py", "stages.py", "metrics.py", "firewall.py", "review.py", "build.py")

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from ..check import Finding
-from .stages import Reviewer
+
+#: An async prompt -> reply function, e.g. `validity.inspect_grader(model)`.
+Reviewer = Callable[[str], Awaitable[str]]
 
 MAX_PROSE_CHARS = 20_000
 MAX_LISTED_FILES = 200

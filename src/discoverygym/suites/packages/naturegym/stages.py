@@ -31,7 +31,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from ..scoring import FAILED_G, parse_sota, task_score
 from .firewall import method_terms, record_firewall_findings
 from .metrics import MetricError, evaluator_source, metric_for
 from .record import PROSE_PARTS, Record, canonical_digest
+from .review import Reviewer, review_package
 
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
 DEFAULT_PREPARE_TIMEOUT_S = 3600.0
@@ -51,8 +52,6 @@ TRIVIAL_G = -0.5
 README_SECTIONS = (("problem", "Scientific problem"), ("objective", "Task objective"),
                    ("dataset", "Dataset information"), ("metrics", "Evaluation metrics"),
                    ("output_format", "Output format"), ("submission", "Submission guidelines"))
-
-Reviewer = Callable[[str], Awaitable[str]]
 
 
 @dataclass
@@ -473,8 +472,6 @@ def calibrate(ctx: Context, out: Path) -> list[Finding]:
 
 # ---- review --------------------------------------------------------------------------
 def review(ctx: Context, out: Path) -> list[Finding]:
-    from .review import review_package
-
     if ctx.reviewer is None:
         (out / "review.json").write_text('{"review": "not requested"}\n')
         return []
