@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -336,6 +338,47 @@ def test_acquire_does_not_follow_a_link(tmp_path):
     (tmp_path / "raw" / "notes.txt").symlink_to(tmp_path / "secret")
     failed, message = _failed(build(record, tmp_path / "work"))
     assert failed == "acquire" and "cannot be read" in message
+
+
+def _archive_record(tmp_path: Path, members: list[tarfile.TarInfo | tuple[str, bytes]]):
+    raw = tmp_path / "raw"
+    raw.mkdir(exist_ok=True)
+    path = raw / "bundle.tar.gz"
+    with tarfile.open(path, "w:gz") as tf:
+        for member in members:
+            if isinstance(member, tarfile.TarInfo):
+                tf.addfile(member)
+            else:
+                info = tarfile.TarInfo(member[0])
+                info.size = len(member[1])
+                tf.addfile(info, io.BytesIO(member[1]))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return as_record(toy_record(**{
+        "D.archives": [{"path": "raw/bundle.tar.gz", "sha256": digest}],
+        "D.prepare_args.source_file": "raw/bundle/notes.txt"}), tmp_path)
+
+
+def test_acquire_unpacks_a_checked_archive(tmp_path):
+    result = build(_archive_record(tmp_path, [("notes.txt", b"site log\n")]), tmp_path / "w")
+    assert result.passed
+    assert (result.package / "problem/data/toy_2/source.txt").read_bytes() == b"site log\n"
+
+
+@pytest.mark.parametrize("member, fragment", [
+    (("../outside.txt", b"x"), "refused"),
+    ((lambda: _link("notes.txt", "/etc/passwd")), "not a regular file"),
+])
+def test_acquire_refuses_a_hostile_archive(tmp_path, member, fragment):
+    member = member() if callable(member) else member
+    failed, message = _failed(build(_archive_record(tmp_path, [member]), tmp_path / "w"))
+    assert failed == "acquire" and "cannot be unpacked" in message and fragment in message
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def _link(name: str, target: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.SYMTYPE, target
+    return info
 
 
 def test_a_crashing_prepare_is_a_failed_gate(tmp_path):

@@ -3,7 +3,7 @@
 - A, the withheld method: its name, aliases, code identifiers and the files it writes
   (the firewall keeps all four out of `problem/`).
 - D, the data: the instances and their development/evaluation split, local source
-  files with their SHA-256, a `prepare` function ("module:function") that writes each
+  files and archives (.tar.gz, .tgz, .tar, .zip) with their SHA-256, a `prepare` function ("module:function") that writes each
   instance's data and ground truth, its arguments, and every hidden value (ground
   truth and hidden generator parameters) per instance.
 - M, the metric: a named function of `metrics.METRICS` (the evaluator is generated from
@@ -32,6 +32,7 @@ A complete example (`records/gravity-force-law.json` is a real one)::
      "D": {"instances": [{"name": "sys_1", "split": "evaluation"},
                          {"name": "sys_dev", "split": "development"}],
            "files": [{"path": "sources/raw.csv", "sha256": "<64 hex>"}],
+           "archives": [{"path": "sources/images.tar.gz", "sha256": "<64 hex>"}],
            "prepare": "mypkg.prepare:build_data", "prepare_args": {"seed": 1},
            "prepare_timeout_s": 600,
            "hidden": {"sys_1": {"x": 0.03}, "sys_dev": {"x": 0.02}}},
@@ -68,6 +69,7 @@ SPLITS = ("development", "evaluation")
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 PROSE_PARTS = ("heading", "problem", "objective", "dataset", "metrics", "output_format",
                "submission", "data_description")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 #: Calibration checks an author may accept for one instance, with a written reason
 #: (a known weakness kept visible); no other gate can be waived.
 WAIVABLE = ("constant", "copied_development")
@@ -176,12 +178,19 @@ def validate(data: Any) -> dict[str, Any]:
         names.append(name)
     if len(set(names)) != len(names):
         raise RecordError("D.instances: a name is repeated")
-    for k, f in enumerate(d.get("files", [])):
-        path = _need(f, "path", str, f"D.files[{k}]")
-        if path.startswith("/") or ".." in Path(path).parts:
-            raise RecordError(f"D.files[{k}].path: must be relative, without '..'")
-        if not _SHA256.match(str(f.get("sha256", ""))):
-            raise RecordError(f"D.files[{k}].sha256: 64 lower-case hex digits")
+    for kind in ("files", "archives"):
+        entries = d.get(kind, [])
+        if not isinstance(entries, list):
+            raise RecordError(f"D.{kind}: must be a list")
+        for k, f in enumerate(entries):
+            path = _need(f, "path", str, f"D.{kind}[{k}]")
+            if path.startswith("/") or ".." in Path(path).parts:
+                raise RecordError(f"D.{kind}[{k}].path: must be relative, without '..'")
+            if kind == "archives" and not path.endswith(ARCHIVE_SUFFIXES):
+                raise RecordError(f"D.archives[{k}].path: must end in one of "
+                                  f"{', '.join(ARCHIVE_SUFFIXES)}")
+            if not _SHA256.match(str(f.get("sha256", ""))):
+                raise RecordError(f"D.{kind}[{k}].sha256: 64 lower-case hex digits")
     prepare = _need(d, "prepare", str, "D")
     if not _PREPARE.match(prepare):
         raise RecordError("D.prepare: must be 'module:function'")

@@ -9,7 +9,8 @@ reruns exactly when something it depends on changed.
 intake     the record's schema; S parses; B worse than S; the metric is a known, pure
            function; every per-instance generator parameter is declared hidden
 filter     an extractable task, an automatable evaluation, complete data (machine checks)
-acquire    the declared source files, copied without following links, checksums checked
+acquire    the declared source files and archives, read without following a link,
+           checksums checked; archives unpacked safely (archives.py)
 split      `prepare` run twice gives the same digests; every instance has data and truth;
            no ground-truth file on the agent's side; dev and eval inputs do not overlap
 assemble   README, data description, metadata and the generated evaluator from the
@@ -36,13 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..archives import UploadRefused, unpack_archive
 from ..check import Finding, check_package
 from ..evaluator_runner import run_evaluator
 from ..package import load_package
 from ..scoring import FAILED_G, parse_sota, task_score
 from .firewall import method_terms, record_firewall_findings
 from .metrics import MetricError, evaluator_source, metric_for
-from .record import PROSE_PARTS, Record, canonical_digest
+from .record import ARCHIVE_SUFFIXES, PROSE_PARTS, Record, canonical_digest
 from .review import Reviewer, review_package
 
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
@@ -180,9 +182,9 @@ def filter_stage(ctx: Context, out: Path) -> list[Finding]:
         resolve_prepare(data["D"]["prepare"])
     except (ImportError, AttributeError, ValueError) as exc:
         findings.append(Finding("filter", "D.prepare", f"cannot be loaded: {exc}"))
-    for entry in data["D"].get("files", []):
+    for kind, entry in _source_entries(ctx.record):
         if not (ctx.record.base_dir / entry["path"]).is_file():
-            findings.append(Finding("filter", f"D.files:{entry['path']}", "missing"))
+            findings.append(Finding("filter", f"D.{kind}:{entry['path']}", "missing"))
     return findings
 
 
@@ -219,12 +221,22 @@ def _read_no_follow(path: Path, limit: int) -> bytes:
     return data
 
 
+def _source_entries(record: Record) -> list[tuple[str, dict[str, str]]]:
+    d = record.data["D"]
+    return [(kind, entry) for kind in ("files", "archives") for entry in d.get(kind, [])]
+
+
+def unpacked_path(archive: str) -> str:
+    """Where an archive's members land under inputs/: its path without the suffix."""
+    return next(archive[:-len(s)] for s in ARCHIVE_SUFFIXES if archive.endswith(s))
+
+
 def acquire(ctx: Context, out: Path) -> list[Finding]:
     findings = []
     inputs = out / "inputs"
     inputs.mkdir()
-    for entry in ctx.record.data["D"].get("files", []):
-        where = f"D.files:{entry['path']}"
+    for kind, entry in _source_entries(ctx.record):
+        where = f"D.{kind}:{entry['path']}"
         try:
             content = _read_no_follow(ctx.record.base_dir / entry["path"], MAX_SOURCE_BYTES)
         except OSError as exc:
@@ -235,9 +247,22 @@ def acquire(ctx: Context, out: Path) -> list[Finding]:
             findings.append(Finding("acquire", where, f"checksum {digest[:16]}... differs from "
                                     f"the declared {entry['sha256'][:16]}..."))
             continue
-        target = inputs / entry["path"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+        if kind == "files":
+            target = inputs / entry["path"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+            continue
+        # An archive is unpacked as an upload is: regular files only, nothing outside
+        # its folder, the expansion capped as it is counted.
+        target = inputs / unpacked_path(entry["path"])
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".archive-") as fh:
+            fh.write(content)
+            fh.flush()
+            try:
+                unpack_archive(Path(fh.name), target)
+            except UploadRefused as exc:
+                findings.append(Finding("acquire", where, f"cannot be unpacked: {exc}"))
     return findings
 
 
@@ -515,9 +540,8 @@ STAGES: tuple[Stage, ...] = (
           lambda c: [c.record.digest("A", "D", "M", "prose"),
                      [file_digest(c.record.base_dir / f["path"]) if
                       (c.record.base_dir / f["path"]).is_file() else None
-                      for f in c.record.data["D"].get("files", [])]]),
-    Stage("acquire", acquire,
-          lambda c: canonical_digest(c.record.data["D"].get("files", []))),
+                      for _, f in _source_entries(c.record)]]),
+    Stage("acquire", acquire, lambda c: canonical_digest(_source_entries(c.record))),
     Stage("split", split,
           lambda c: [c.record.digest("D"), c.record.data["M"]["output"],
                      c.output_digest("acquire"),
