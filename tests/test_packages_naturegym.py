@@ -448,6 +448,18 @@ def test_the_method_names_are_caught(gravity, text, fragment):
     assert fragment in messages
 
 
+def test_oversized_files_are_not_passed_unread(gravity):
+    record, root = gravity
+    (root / "problem/notes.md").write_text("x " * 3_000_000)
+    header = "time_s,alpha\n" + "0.1,0.2\n" * 800_000
+    (root / "problem/data/system_1/big.csv").write_text(header)
+    start = time.monotonic()
+    found = {f.path: f.message for f in record_firewall_findings(record, root)}
+    assert "too long to check" in found["problem/notes.md"]
+    assert "column 'alpha'" in found["problem/data/system_1/big.csv"]
+    assert time.monotonic() - start < 20
+
+
 def test_a_run_of_source_words_is_caught(gravity):
     record, root = gravity
     words = record.data["source"]["text"].split()

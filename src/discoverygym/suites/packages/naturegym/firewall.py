@@ -38,7 +38,12 @@ RULE = "record-firewall"
 
 def _text_files(problem: Path) -> list[Path]:
     return [p for p in sorted(problem.rglob("*")) if p.is_file() and not p.is_symlink()
-            and p.suffix.lower() in TEXT_SUFFIXES and p.stat().st_size <= MAX_TEXT_BYTES]
+            and p.suffix.lower() in TEXT_SUFFIXES]
+
+
+def _read_text(path: Path, limit: int = MAX_TEXT_BYTES) -> str:
+    with path.open("rb") as fh:
+        return fh.read(limit).decode(errors="replace")
 
 
 def _is_data(path: Path, problem: Path) -> bool:
@@ -56,6 +61,12 @@ def _numbers(text: str) -> list[float]:
         if math.isfinite(value):
             out.append(value)
     return out
+
+
+def _key(value: float) -> float:
+    """A number rounded to 12 significant digits: "0.030" and "3e-2" meet, and so do a
+    value and its float rounding."""
+    return float(f"{value:.12g}")
 
 
 def _same(a: float, b: float) -> bool:
@@ -122,14 +133,23 @@ def record_firewall_findings(record: Record, package_root: Path) -> list[Finding
                                f"is an output file of the withheld method ({f.name!r})"))
     for f in _text_files(problem):
         rel = str(f.relative_to(root))
-        text = f.read_text(errors="replace")
+        prose = not _is_data(f, problem) or f.suffix.lower() in PROSE_SUFFIXES
+        if f.stat().st_size > MAX_TEXT_BYTES:
+            # Prose this long is not read whole, so it is not passed unread: a finding.
+            # A large data table is read for its header only.
+            if prose:
+                out.append(Finding(RULE, rel, f"is over {MAX_TEXT_BYTES} bytes of prose, too "
+                                   "long to check"))
+            else:
+                out += _data_field_findings(f, rel, _read_text(f, 65_536), hidden)
+            continue
+        text = _read_text(f)
         for term, what, whole in terms:
             if _mentions(text, term, whole):
                 out.append(Finding(RULE, rel, f"names the withheld method's {what} {term!r}"))
         for name in outputs:
             if name in text:
                 out.append(Finding(RULE, rel, f"names the method's output file {name!r}"))
-        prose = not _is_data(f, problem) or f.suffix.lower() in PROSE_SUFFIXES
         if source_runs and prose:
             shared = _word_runs(text) & source_runs
             if shared:
@@ -137,9 +157,10 @@ def record_firewall_findings(record: Record, package_root: Path) -> list[Finding
                 out.append(Finding(RULE, rel, f"shares {len(shared)} runs of "
                                    f"{SOURCE_RUN_WORDS} words with the source ({run!r} ...)"))
         if prose:
-            numbers = _numbers(text)
+            # One set lookup per hidden value: a 5 MB text against a large record stays fast.
+            numbers = {_key(n) for n in _numbers(text)}
             leaked = sorted({f"{inst}.{name} = {value:g}" for inst, name, value in hidden
-                             if any(_same(value, n) for n in numbers)})
+                             if _key(value) in numbers})
             if leaked:
                 out.append(Finding(RULE, rel, f"holds hidden values: {', '.join(leaked[:5])}"))
         else:
