@@ -415,6 +415,22 @@ def test_a_one_digit_truth_is_caught(gravity):
     assert finding.path == "problem/README.md" and "system_1.alpha = 0.03" in finding.message
 
 
+def test_package_check_takes_the_record(gravity):
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    record, root = gravity
+    args = ["package", "check", str(root), "--static-only", "--record",
+            str(RECORDS / "gravity-force-law.json")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    _plant(root, "The exponent alpha of system_1 is 0.03.")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "system_1.alpha = 0.03" in " ".join(result.output.split())
+    other = CliRunner().invoke(app, args[:-1] + [str(RECORDS / "rv-holdout-forecast.json")])
+    assert other.exit_code == 2 and "not among the packages" in other.output
+
+
 @pytest.mark.parametrize("text, fragment", [
     ("The heavier star has 10.1 solar masses.", "system_1.m1 = 10.1"),
     ("Its eccentricity is 0.35.", "system_2.e = 0.35"),

@@ -23,6 +23,8 @@ def check_cmd(
     static_only: Annotated[bool, typer.Option(help="Skip running the evaluator.")] = False,
     require_split: Annotated[bool, typer.Option(
         help="Fail a package without a development/evaluation split.")] = False,
+    record: Annotated[Path | None, typer.Option(
+        help="The package's NatureGym record: adds the firewall derived from it.")] = None,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
     from .check import check_package
@@ -32,9 +34,12 @@ def check_cmd(
     if not roots:
         console.print(f"[red]error:[/red] no package (metadata.json) under {directory}")
         raise typer.Exit(2)
+    record_check = _record_firewall(record, roots) if record is not None else None
     failed = 0
     for root in roots:
         findings = check_package(root, dynamic=not static_only, require_split=require_split)
+        if record_check is not None and root.name == record_check[0]:
+            findings += record_check[1](root)
         if findings:
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
@@ -43,6 +48,24 @@ def check_cmd(
         else:
             console.print(f"[green]ok[/green]   {root.name}")
     raise typer.Exit(1 if failed else 0)
+
+
+def _record_firewall(record_path: Path, roots: list[Path]):
+    """(package name, root -> findings) for `package check --record`; a bad record or one
+    that names none of the packages is a one-line error."""
+    from .naturegym.firewall import record_firewall_findings
+    from .naturegym.record import RecordError, load_record
+
+    try:
+        record = load_record(record_path)
+    except RecordError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    if record.id not in {r.name for r in roots}:
+        console.print(f"[red]error:[/red] the record is for {escape(record.id)!r}, which is not "
+                      "among the packages checked")
+        raise typer.Exit(2)
+    return record.id, lambda root: record_firewall_findings(record, root)
 
 
 @package_app.command("new")
