@@ -29,7 +29,10 @@ from .review import Reviewer
 from .stages import STAGES, Context, tree_digest
 
 GATE = "gate.json"
-_CODE_FILES = ("record.py", "stages.py", "metrics.py", "firewall.py", "review.py", "build.py")
+#: The pipeline's code and the suite code its gates run (relative to this folder).
+_CODE_FILES = ("record.py", "stages.py", "metrics.py", "firewall.py", "review.py", "build.py",
+               "../check.py", "../archives.py", "../evaluator_runner.py", "../scoring.py",
+               "../package.py")
 
 
 def _code_digest() -> str:
@@ -37,7 +40,7 @@ def _code_digest() -> str:
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for name in _CODE_FILES:
-        h.update((here / name).read_bytes())
+        h.update(name.encode() + b"\0" + (here / name).read_bytes())
     return h.hexdigest()
 
 
