@@ -31,7 +31,9 @@ def samples(out: Path, inputs: Path, args: dict[str, Any]) -> None:
                    fmt="%.9f")
         truth = out / "ground_truth" / name
         truth.mkdir(parents=True, exist_ok=True)
-        (truth / "answer.json").write_text(json.dumps({"mu": params["mu"]}) + "\n")
+        # truth_offset: a truth that differs from the value the record declares hidden
+        mu = params["mu"] + args.get("truth_offset", 0.0)
+        (truth / "answer.json").write_text(json.dumps({"mu": mu}) + "\n")
         if args.get("leak_truth"):
             shutil.copy(truth / "answer.json", data / "answer_copy.json")
         if "source_file" in args:  # a checked input file, handed on to the agent

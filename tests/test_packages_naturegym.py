@@ -283,6 +283,7 @@ def test_a_prepare_that_never_ends_is_stopped(tmp_path):
     ({"D.prepare": "naturegym_toy:absent"}, "filter", "cannot be loaded"),
     ({"D.prepare_args.jitter": True}, "split", "not deterministic"),
     ({"D.prepare_args.leak_truth": True}, "split", "truth on the agent's side"),
+    ({"D.prepare_args.truth_offset": 0.5}, "split", "mu = 0.87 is not declared in D.hidden.toy_1"),
     ({"D.prepare_args.copy_data": {"toy_dev": "toy_1"}}, "split",
      "with the development instance"),
     ({"prose.dataset": "Values scatter around 0.37 in the first folder."}, "assemble",

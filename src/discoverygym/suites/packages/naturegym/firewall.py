@@ -78,17 +78,17 @@ def _word_runs(text: str, n: int = SOURCE_RUN_WORDS) -> set[tuple[str, ...]]:
     return {tuple(words[k:k + n]) for k in range(len(words) - n + 1)}
 
 
-def _json_fields(value: Any, depth: int = 0) -> list[tuple[str, Any]]:
+def json_fields(value: Any, depth: int = 0) -> list[tuple[str, Any]]:
     """(key, value) pairs of a JSON document, at most 32 levels deep."""
     if depth > 32:
         return []
     if isinstance(value, dict):
         pairs = list(value.items())
         for v in value.values():
-            pairs += _json_fields(v, depth + 1)
+            pairs += json_fields(v, depth + 1)
         return pairs
     if isinstance(value, list):
-        return [p for v in value for p in _json_fields(v, depth + 1)]
+        return [p for v in value for p in json_fields(v, depth + 1)]
     return []
 
 
@@ -180,7 +180,7 @@ def _data_field_findings(path: Path, rel: str, text: str,
             doc = json.loads(text)
         except (json.JSONDecodeError, RecursionError):
             return []
-        for key, value in _json_fields(doc):
+        for key, value in json_fields(doc):
             if key in names and isinstance(value, int | float) and not isinstance(value, bool):
                 leaked |= {f"{inst}.{name}" for inst, name, v in hidden
                            if name == key and _same(v, float(value))}

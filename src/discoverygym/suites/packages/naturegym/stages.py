@@ -12,6 +12,7 @@ filter     an extractable task, an automatable evaluation, complete data (machin
 acquire    the declared source files and archives, read without following a link,
            checksums checked; archives unpacked safely (archives.py)
 split      `prepare` run twice gives the same digests; every instance has data and truth;
+           every number of a JSON truth is declared in D.hidden;
            no ground-truth file on the agent's side; dev and eval inputs do not overlap
 assemble   README, data description, metadata and the generated evaluator from the
            record; `package check --require-split` and the record firewall find nothing
@@ -42,7 +43,7 @@ from ..check import Finding, check_package
 from ..evaluator_runner import run_evaluator
 from ..package import load_package
 from ..scoring import FAILED_G, parse_sota, task_score
-from .firewall import method_terms, record_firewall_findings
+from .firewall import json_fields, method_terms, record_firewall_findings
 from .metrics import MetricError, evaluator_source, metric_for
 from .record import ARCHIVE_SUFFIXES, PROSE_PARTS, Record, canonical_digest
 from .review import Reviewer, review_package
@@ -342,6 +343,7 @@ def split(ctx: Context, out: Path) -> list[Finding]:
                 not (out / "ground_truth" / name / answer).is_file():
             findings.append(Finding("split", f"ground_truth/{name}/{answer}",
                                     "missing: the truth is written in the output format"))
+    findings += _undeclared_truth(record, out / "ground_truth")
     data_files = {rel: d for rel, d in first.items() if rel.startswith("data/")}
     truth_files = {d: rel for rel, d in first.items() if rel.startswith("ground_truth/")}
     for rel, digest in data_files.items():
@@ -363,6 +365,27 @@ def split(ctx: Context, out: Path) -> list[Finding]:
                 if shared:
                     findings.append(Finding("split", f"{side}/{ev}", f"shares {len(shared)} "
                                             f"file(s) with the development instance {dev}"))
+    return findings
+
+
+def _undeclared_truth(record: Record, truth: Path) -> list[Finding]:
+    """Every number of a JSON ground-truth file must be declared in D.hidden under its
+    key, so the record's firewall looks for the truth the package really holds."""
+    findings = []
+    hidden = record.data["D"]["hidden"]
+    for inst in record.instances:
+        name = inst["name"]
+        for path in sorted((truth / name).rglob("*.json")) if (truth / name).is_dir() else []:
+            try:
+                doc = json.loads(path.read_text())
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                continue
+            for key, value in json_fields(doc):
+                if isinstance(value, int | float) and not isinstance(value, bool) \
+                        and hidden[name].get(key) != value:
+                    findings.append(Finding("split", f"ground_truth/{name}/{path.name}",
+                                            f"{key} = {value} is not declared in "
+                                            f"D.hidden.{name}"))
     return findings
 
 
