@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -303,8 +304,12 @@ def test_cli_export(tmp_path):
                                       "--protocol", "full-obs", "--tasks", "period",
                                       "--worlds", "A,B"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "gravity-period-full-obs-leak-free-a-s0", "gravity-period-full-obs-leak-free-b-s0"]
+    # opaque names; the private index beside them maps each back to its episode
+    names = sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir())
+    assert len(names) == 2 and all(re.fullmatch(r"gravity-[0-9a-f]{16}", n) for n in names)
+    index = json.loads((tmp_path / "out" / "discoverygym-index.json").read_text())["tasks"]
+    assert sorted(index) == names
+    assert sorted(e["options"]["world"] for e in index.values()) == ["A", "B"]
     assert "oracle passes 2" in result.output
     bad = CliRunner().invoke(app, ["export", "harbor", "gravity", str(tmp_path / "x"),
                                    "--no-such-option", "1"])
