@@ -328,3 +328,97 @@ def test_verifiers_eval_split_is_keyed_and_train_is_public(monkeypatch, tmp_path
     fresh = list(split_specs("gravity", "eval", {"tasks": "period", "worlds": "A"}))
     assert fresh[0].key is not None and fresh[0].key != KEY
     assert read_key_file(os.environ[KEY_FILE_ENV]) == fresh[0].key
+
+
+# ---- the Inspect door: a keyed LLM run --------------------------------------------------------
+
+def test_keyed_model_run_through_inspect(tmp_path):
+    """`run --model` with a key: the episode the model plays is the keyed one, its record
+    carries the key id, and neither the key nor the draw seed reaches Inspect's log."""
+    pytest.importorskip("inspect_ai")
+    from discoverygym.adapters.inspect_run import run_model
+
+    specs = [EpisodeSpec("gravity", "eccentricity", 0,
+                         {"world": "PM1", "protocol": "full-obs", "setup": "leak-free"}, KEY)]
+    (record,) = run_model("gravity", specs, model="discoverygym/expert",
+                          out_dir=tmp_path / "run").records
+    assert record["key_id"] == KEY.id and record["seed"] == 0
+    keyed_truth = specs[0].build().replay_truth()
+    assert record["truth"] == keyed_truth != EpisodeSpec(**specs[0].to_dict()).build().replay_truth()
+    draw = str(KEY.derive("gravity", "eccentricity", 0))
+    import zipfile
+
+    seen = 0
+    for path in (tmp_path / "run").rglob("*"):
+        if not path.is_file():
+            continue
+        blobs = [path.read_bytes()]
+        if zipfile.is_zipfile(path):  # Inspect's .eval logs are zip archives
+            with zipfile.ZipFile(path) as archive:
+                blobs = [archive.read(name) for name in archive.namelist()]
+        for data in blobs:
+            seen += KEY.id.encode() in data
+            assert KEY.hex().encode() not in data and draw.encode() not in data, path
+    assert seen >= 2  # the log was read: it names the key id (metadata), as the record does
+
+
+# ---- every suite: a key holds out every episode that is not public by nature -----------------
+
+def _first_per_suite() -> list[tuple[str, str, int, dict[str, Any]]]:
+    """The golden sample's first episode of each suite, and of each mad world but the
+    quantum one (its eigensystems take minutes per fresh draw; its packets come from the
+    same world seed as the classical and fluid worlds' states)."""
+    chosen: dict[str, tuple[str, str, int, dict[str, Any]]] = {}
+    for _, suite, task, seed, options in _golden_tool().SAMPLE:
+        if task.startswith("quantum"):
+            continue
+        chosen.setdefault(suite if suite != "mad" else task.split("-")[0],
+                          (suite, task, seed, options))
+    return list(chosen.values())
+
+
+SAMPLE = _first_per_suite()
+
+
+def _identity(episode) -> tuple[str, str]:
+    """What the agent sees and what it is scored against."""
+    return _seen(episode), json.dumps(episode.replay_truth(), default=str, sort_keys=True)
+
+
+@pytest.mark.parametrize("entry", SAMPLE, ids=[f"{s}-{t}" for s, t, _, _ in SAMPLE])
+def test_every_suite_keys_what_is_not_public_by_nature(entry):
+    """No public rebuild (this seed or another) is the keyed episode, unless the suite
+    says the episode is public by nature (calibrate and the README say so too)."""
+    suite, task_id, seed, options = entry
+    spec = EpisodeSpec(suite, task_id, seed, dict(options))
+    public_reason = get_suite(suite).public_by_nature(spec)
+    keyed = spec.with_key(KEY).build()
+    try:
+        candidates = [_identity(c.build()) for c in _public_candidates(spec, {seed, seed + 1})]
+        if public_reason is None:
+            assert _identity(keyed) not in candidates, f"{suite}/{task_id} is not keyed"
+        else:  # the key changes nothing here
+            assert _identity(keyed) in candidates
+    finally:
+        record = keyed.record()
+    assert record.key_id == KEY.id and record.seed == seed
+
+
+# ---- calibrate says what stays public by nature ----------------------------------------------
+
+def test_calibrate_names_what_is_public_by_nature():
+    from discoverygym.calibrate import CalibrationResult, tabulate
+
+    roles = {"oracle": ["o"], "baselines": [], "no_science": [], "trivial": []}
+    records = {"o": [{"task_id": t, "passed": True} for t in ("period", "is_bound")]}
+    reason = get_suite("gravity").public_by_nature(
+        EpisodeSpec("gravity", "period", 0, {"world": "A", "setup": "published"}))
+    assert reason and get_suite("gravity").public_by_nature(GRAVITY_A) is None
+    result = CalibrationResult("gravity", [0], roles, tabulate(records, roles, {}), "cmd",
+                               {}, [], 0.0, {"period": reason})
+    text = result.to_markdown()
+    assert f"Public by nature ({reason})" in text and "`period`" in text.split("Public")[1]
+    assert result.to_dict()["tasks"][1]["public_by_nature"] == reason
+    assert get_suite("tpbench").public_by_nature(EpisodeSpec("tpbench", "x", 0, {}))
+    assert get_suite("stargazer").public_by_nature(STARGAZER) is None
+    assert get_suite("stargazer").public_by_nature(EpisodeSpec("stargazer", "real-001", 0))

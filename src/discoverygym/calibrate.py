@@ -196,6 +196,8 @@ class CalibrationResult:
     run_dirs: dict[str, Path]
     infrastructure_failures: list[str]
     elapsed_s: float
+    #: task id -> why its episodes stay public with a key (`Suite.public_by_nature`)
+    public: dict[str, str] = field(default_factory=dict)
 
     @property
     def agents(self) -> list[str]:
@@ -214,6 +216,7 @@ class CalibrationResult:
             "verdict_counts": self.counts(),
             "tasks": [{"task_id": t.task_id, "verdict": t.verdict, "reason": t.reason,
                        "chance_pass_rate": t.chance,
+                       "public_by_nature": self.public.get(t.task_id),
                        "agents": {a: {"n": r.n, "passed": r.passed, "pass_rate": r.rate,
                                       "median_value": r.median_value}
                                   for a, r in t.rates.items()}}
@@ -250,6 +253,13 @@ class CalibrationResult:
         flagged = [t for t in self.tasks if t.verdict != VALID]
         if flagged:
             lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
+        public = sorted({reason for reason in self.public.values()})
+        if public:
+            tasks = [t.task_id for t in self.tasks if t.task_id in self.public]
+            lines += ["", f"Public by nature ({'; '.join(public)}): a key (`--key-file`) "
+                      "does not hold these episodes out" + (
+                          "." if len(tasks) == len(self.tasks)
+                          else f": {', '.join(f'`{t}`' for t in tasks)}.")]
         if self.infrastructure_failures:
             lines += ["", f"{len(self.infrastructure_failures)} episodes were lost to the "
                       "infrastructure and count as failures."]
@@ -318,8 +328,11 @@ def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
         run_dirs[agent] = result.out_dir
         failures += [f"{agent}: {line}" for line in result.failures]
     chance = {t.id: float(t.tags.get("chance_pass_rate", 0.0)) for t in s.tasks()}
+    public = {spec.task_id: reason for spec in specs
+              if (reason := s.public_by_nature(spec)) is not None}
     return CalibrationResult(suite, list(seeds), roles, tabulate(records, roles, chance),
-                             command, run_dirs, failures, time.perf_counter() - started)
+                             command, run_dirs, failures, time.perf_counter() - started,
+                             public)
 
 
 def write_table(result: CalibrationResult, path: Path, *, values: bool = False) -> None:

@@ -376,6 +376,9 @@ def mcp_cmd(
                                                "ends (never sent to the client).")],
     seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
     interpreter: Annotated[bool, typer.Option(help="Offer the sandboxed python tool.")] = True,
+    key_file: Annotated[Path | None, typer.Option(
+        help="Key the episode's draws (default: DISCOVERYGYM_KEY or DISCOVERYGYM_KEY_FILE, "
+             "else public draws).")] = None,
 ):
     """Serve one episode over MCP on stdio (episode options follow, e.g. --world A
     --protocol budget-obs-100)."""
@@ -383,7 +386,8 @@ def mcp_cmd(
 
     from .adapters.mcp_server import serve_stdio
 
-    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)))
+    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)),
+                       _key_or_exit(key_file))
     try:
         episode = spec.build()
     except (UnknownName, ValueError) as exc:

@@ -127,6 +127,12 @@ class Suite(ABC):
         return self.episode(spec.task_id, seed=key.derive(self.name, spec.task_id, spec.seed),
                             **options)
 
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """Why `spec`'s episode stays public with a key (a published problem, a real
+        system, a published world as published), or None when a key holds it out. Said
+        in `calibrate`'s verdicts and the README; tested against the keyed draws."""
+        return None
+
     def keyed_option(self, name: str, value: Any, key: Key) -> Any:
         """The keyed value of an option that is a seed (one of `keyed_options`)."""
         return key.derive(self.name, "option", name, value)

@@ -155,6 +155,13 @@ class GravitySuite(Suite):
             episode.world = f"proc-{int(spec.options['world_seed'])}"
         return episode
 
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """A published world played as published (`--setup published`) draws nothing."""
+        world = spec.options.get("world")
+        if (spec.options.get("setup") == "published" and world in PUBLISHED_WORLDS):
+            return "a published world under --setup published"
+        return None
+
     def keyed_option(self, name: str, value: Any, key: Key) -> Any:
         """A keyed procedural world is of the same kind as the public one (Newtonian,
         drag, modified, unbound), so the plan's tasks, listed from the public seed,

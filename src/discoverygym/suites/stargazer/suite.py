@@ -156,6 +156,15 @@ class StargazerSuite(Suite):
             raise UnknownName(str(exc)) from None
         return self._episode_of(task, spec.seed, options)
 
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """Real systems and published task files are the same for everyone."""
+        if spec.options.get("tasks_from") and spec.task_id in published_files(
+                spec.options["tasks_from"]):
+            return "a published task file"
+        if not is_bank_id(spec.task_id):
+            return "a real RV system (published data)"
+        return None
+
     def _episode_of(self, task: RVTask, seed: int, options: dict[str, Any]) -> StargazerEpisode:
         mode = _parse_mode(options.get("mode") or "v2")
         real_setup = _parse_real_setup(options.get("real_setup") or "rebuilt")
