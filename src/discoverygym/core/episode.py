@@ -258,7 +258,8 @@ class Episode(ABC):
     def replay_score(self, answer: Any) -> Score:
         """Score a recorded answer against this episode's truth, as its submit would
         (for `discoverygym verify`: a rebuilt episode re-scores a record). Touches no
-        budget and finishes nothing."""
+        budget; use it on an episode built for this only."""
+        self._answer = answer  # some suites score the stored answer (tpbench verifies it)
         return self._score(answer)
 
     def replay_truth(self) -> Any:
