@@ -422,3 +422,22 @@ def test_calibrate_names_what_is_public_by_nature():
     assert get_suite("tpbench").public_by_nature(EpisodeSpec("tpbench", "x", 0, {}))
     assert get_suite("stargazer").public_by_nature(STARGAZER) is None
     assert get_suite("stargazer").public_by_nature(EpisodeSpec("stargazer", "real-001", 0))
+
+
+def test_verify_replays_a_stored_answer_and_says_what_it_cannot_replay(tmp_path):
+    """tpbench scores the answer it stored (replayed through a rebuilt episode); a
+    packages score reads the files the agent left, which no record holds."""
+    from discoverygym.core import make_agent, play_agent
+    from discoverygym.run.verify import NOT_REPLAYABLE, OK, verify_records
+
+    lines = []
+    for suite, task, agent in (("tpbench", "atwood-disk-pulley", "reference"),
+                               ("packages", "gravity-force-law", "constant")):
+        episode = EpisodeSpec(suite, task, 0, {}, KEY).build()
+        play_agent(make_agent(suite, agent), episode)
+        lines.append(episode.record(agent=agent).to_json())
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    tpbench, packages = verify_records(path, KEY)
+    assert tpbench.status == OK, tpbench
+    assert packages.status == NOT_REPLAYABLE and "truth confirmed" in packages.detail
