@@ -406,7 +406,7 @@ def test_every_suite_keys_what_is_not_public_by_nature(entry):
 
 # ---- calibrate says what stays public by nature ----------------------------------------------
 
-def test_calibrate_names_what_is_public_by_nature():
+def test_calibrate_names_what_is_public_by_nature(tmp_path):
     from discoverygym.calibrate import CalibrationResult, tabulate
 
     roles = {"oracle": ["o"], "baselines": [], "no_science": [], "trivial": []}
@@ -419,6 +419,11 @@ def test_calibrate_names_what_is_public_by_nature():
     text = result.to_markdown()
     assert f"Public by nature ({reason})" in text and "`period`" in text.split("Public")[1]
     assert result.to_dict()["tasks"][1]["public_by_nature"] == reason
+    assert result.public_note() in text
+    cli = _cli("calibrate", "tpbench", "--seeds", "0", "--tasks", "atwood-disk-pulley",
+               "--executor", "serial", "--runs", str(tmp_path / "runs"))
+    assert cli.exit_code == 0, cli.output
+    assert "Public by nature (a published problem" in " ".join(cli.output.split())
     assert get_suite("tpbench").public_by_nature(EpisodeSpec("tpbench", "x", 0, {}))
     assert get_suite("stargazer").public_by_nature(STARGAZER) is None
     assert get_suite("stargazer").public_by_nature(EpisodeSpec("stargazer", "real-001", 0))

@@ -226,6 +226,17 @@ class CalibrationResult:
             "elapsed_s": self.elapsed_s,
         }
 
+    def public_note(self) -> str:
+        """Which tasks stay public with a key, and why ('' when a key holds out all)."""
+        reasons = sorted(set(self.public.values()))
+        if not reasons:
+            return ""
+        tasks = [t.task_id for t in self.tasks if t.task_id in self.public]
+        which = "." if len(tasks) == len(self.tasks) else (
+            ": " + ", ".join(f"`{t}`" for t in tasks) + ".")
+        return (f"Public by nature ({'; '.join(reasons)}): a key (`--key-file`) does not "
+                "hold these episodes out" + which)
+
     def to_markdown(self, *, values: bool = False) -> str:
         """A markdown table (cells: passed/episodes, and the median metric with
         `values`), headed by the command that produced it."""
@@ -253,13 +264,8 @@ class CalibrationResult:
         flagged = [t for t in self.tasks if t.verdict != VALID]
         if flagged:
             lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
-        public = sorted({reason for reason in self.public.values()})
-        if public:
-            tasks = [t.task_id for t in self.tasks if t.task_id in self.public]
-            lines += ["", f"Public by nature ({'; '.join(public)}): a key (`--key-file`) "
-                      "does not hold these episodes out" + (
-                          "." if len(tasks) == len(self.tasks)
-                          else f": {', '.join(f'`{t}`' for t in tasks)}.")]
+        if self.public_note():
+            lines += ["", self.public_note()]
         if self.infrastructure_failures:
             lines += ["", f"{len(self.infrastructure_failures)} episodes were lost to the "
                       "infrastructure and count as failures."]

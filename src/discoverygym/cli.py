@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from .cli_args import console
@@ -315,6 +316,8 @@ def calibrate_cmd(
         for task in result.tasks:
             if task.reason:
                 console.print(f"  {task.task_id}: {task.verdict} ({task.reason})")
+        if result.public_note():
+            console.print(escape(result.public_note()))
         for line in result.infrastructure_failures:
             console.print(f"[red]infrastructure failure:[/red] {line}")
         console.print(f"command: {result.command}")
