@@ -25,7 +25,8 @@ from discoverygym.sandbox import SandboxConfig, isolation_level
 toy_suite.install()
 STRONG = isolation_level() != "rlimits-only"
 FAKE_KEY = "sk-test-FAKE-KEY-must-not-leak-0987654321"
-RECORD_FIELDS = {f.name for f in dataclasses.fields(EpisodeRecord)}
+# key_id appears only in the records of keyed runs
+RECORD_FIELDS = {f.name for f in dataclasses.fields(EpisodeRecord)} - {"key_id"}
 
 
 def _gravity_specs(tasks: str, worlds: str):

@@ -185,6 +185,8 @@ class CalibrationResult:
     run_dirs: dict[str, Path]
     infrastructure_failures: list[str]
     elapsed_s: float
+    #: task id -> why its episodes stay public with a key (`Suite.public_by_nature`)
+    public: dict[str, str] = field(default_factory=dict)
 
     @property
     def agents(self) -> list[str]:
@@ -203,6 +205,7 @@ class CalibrationResult:
             "verdict_counts": self.counts(),
             "tasks": [{"task_id": t.task_id, "verdict": t.verdict, "reason": t.reason,
                        "chance_pass_rate": t.chance,
+                       "public_by_nature": self.public.get(t.task_id),
                        "agents": {a: {"n": r.n, "passed": r.passed, "pass_rate": r.rate,
                                       "median_value": r.median_value}
                                   for a, r in t.rates.items()}}
@@ -211,6 +214,17 @@ class CalibrationResult:
             "infrastructure_failures": self.infrastructure_failures,
             "elapsed_s": self.elapsed_s,
         }
+
+    def public_note(self) -> str:
+        """Which tasks stay public with a key, and why ('' when a key holds out all)."""
+        reasons = sorted(set(self.public.values()))
+        if not reasons:
+            return ""
+        tasks = [t.task_id for t in self.tasks if t.task_id in self.public]
+        which = "." if len(tasks) == len(self.tasks) else (
+            ": " + ", ".join(f"`{t}`" for t in tasks) + ".")
+        return (f"Public by nature ({'; '.join(reasons)}): a key (`--key-file`) does not "
+                "hold these episodes out" + which)
 
     def to_markdown(self, *, values: bool = False) -> str:
         """A markdown table (cells: passed/episodes, and the median metric with
@@ -239,6 +253,8 @@ class CalibrationResult:
         flagged = [t for t in self.tasks if t.verdict != VALID]
         if flagged:
             lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
+        if self.public_note():
+            lines += ["", self.public_note()]
         if self.infrastructure_failures:
             lines += ["", f"{len(self.infrastructure_failures)} episodes were lost to the "
                       "infrastructure and count as failures."]
@@ -307,8 +323,11 @@ def calibrate(suite: str, *, seeds: Sequence[int], tasks: str | None = None,
         run_dirs[agent] = result.out_dir
         failures += [f"{agent}: {line}" for line in result.failures]
     chance = {t.id: float(t.tags.get("chance_pass_rate", 0.0)) for t in s.tasks()}
+    public = {spec.task_id: reason for spec in specs
+              if (reason := s.public_by_nature(spec)) is not None}
     return CalibrationResult(suite, list(seeds), roles, tabulate(records, roles, chance),
-                             command, run_dirs, failures, time.perf_counter() - started)
+                             command, run_dirs, failures, time.perf_counter() - started,
+                             public)
 
 
 def write_table(result: CalibrationResult, path: Path, *, values: bool = False) -> None:

@@ -136,12 +136,17 @@ def run(
     grader_model: Annotated[str | None, typer.Option(
         help="A grader model (Inspect's 'grader' role) for suites with holistic grading, "
              "e.g. tpbench (--model).")] = None,
+    key_file: Annotated[Path | None, typer.Option(
+        help="Key every draw with this key (`discoverygym key new`); default: "
+             "DISCOVERYGYM_KEY or DISCOVERYGYM_KEY_FILE, else public draws.")] = None,
 ):
     """Run a suite's episodes with a scripted agent (or an LLM via --model).
 
     Suite options follow the suite name, e.g. `--protocol budget-obs-100 --tasks period`;
     `discoverygym options SUITE` lists them."""
     from .run import default_out_dir, run_episodes
+
+    key = _key_or_exit(key_file)
 
     try:
         s = get_suite(suite)
@@ -165,6 +170,9 @@ def run(
         return
     out_dir = out or default_out_dir(suite, who)
     config = {"suite": suite, "agent": agent, "model": model, "options": options}
+    if key is not None:  # run.json names the key (id and commitment), never holds it
+        specs = [spec.with_key(key) for spec in specs]
+        config |= {"key_id": key.id, "key_commitment": key.commitment}
     if grader_model is not None:
         if model is None:
             console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
@@ -230,6 +238,18 @@ def run(
         console.print(f"[red]infrastructure failure:[/red] {line}")
     console.print(f"records: {result.out_dir / 'records.jsonl'}")
     console.print(f"summary: {result.out_dir / 'summary.json'}")
+
+
+def _key_or_exit(key_file: Path | None):
+    """The key of `--key-file` or the environment (None: public draws); a bad key is one
+    line and exit 1."""
+    from .core.keys import BadKey, resolve_key
+
+    try:
+        return resolve_key(key_file)
+    except BadKey as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
 
 
 @app.command("audit")
@@ -362,6 +382,8 @@ def calibrate_cmd(
         for task in result.tasks:
             if task.reason:
                 console.print(f"  {task.task_id}: {task.verdict} ({task.reason})")
+        if result.public_note():
+            console.print(escape(result.public_note()))
         for line in result.infrastructure_failures:
             console.print(f"[red]infrastructure failure:[/red] {line}")
         console.print(f"command: {result.command}")
@@ -448,6 +470,9 @@ def mcp_cmd(
                                                "ends (never sent to the client).")],
     seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
     interpreter: Annotated[bool, typer.Option(help="Offer the sandboxed python tool.")] = True,
+    key_file: Annotated[Path | None, typer.Option(
+        help="Key the episode's draws (default: DISCOVERYGYM_KEY or DISCOVERYGYM_KEY_FILE, "
+             "else public draws).")] = None,
 ):
     """Serve one episode over MCP on stdio (episode options follow, e.g. --world A
     --protocol budget-obs-100)."""
@@ -455,7 +480,8 @@ def mcp_cmd(
 
     from .adapters.mcp_server import serve_stdio
 
-    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)))
+    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)),
+                       _key_or_exit(key_file))
     try:
         episode = spec.build()
     except (UnknownName, ValueError) as exc:
@@ -502,6 +528,12 @@ def _mount_subcommands() -> None:
 
 
 _mount_subcommands()
+
+# `discoverygym key new` and `discoverygym verify RUN`: commit, then reveal.
+from .keys_cli import key_app, verify  # noqa: E402
+
+app.add_typer(key_app, name="key")
+app.command("verify")(verify)
 
 # `discoverygym export harbor ...`: task exporters live with their adapters.
 from .adapters.harbor.cli import export_app  # noqa: E402

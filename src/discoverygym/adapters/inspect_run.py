@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core import EpisodeSpec, Suite, get_suite
 from ..run.run_dir import RunDirectory
-from ..run.runner import RunResult
+from ..run.runner import RunResult, check_resumed_key
 from ..sandbox import SandboxConfig
 
 SCORER = "episode_record"
@@ -81,6 +81,7 @@ def run_model(
 
     s = get_suite(suite) if isinstance(suite, str) else suite
     run_dir = RunDirectory(out_dir, resume=resume)
+    check_resumed_key(run_dir, specs)
     n_epochs = int(epochs or 1)
     todo = [spec for spec in specs
             if not all(run_dir.is_done(spec, e) for e in range(1, n_epochs + 1))]

@@ -44,6 +44,7 @@ class Episode(ABC):
         self.options = dict(options or {})
         self.world = world
         self.protocol = protocol
+        self.key_id: str | None = None  # set by EpisodeSpec.build when the draws are keyed
         self.usage = Usage()
         self._tool_table: dict[str, tuple[ToolSpec, Handler]] = {}
         self._answer: Any = _MISSING
@@ -227,7 +228,8 @@ class Episode(ABC):
             agent=agent, model=model, answer=answer, truth=score.truth, passed=bool(score.passed),
             score=float(score.score), metric=score.metric, value=score.value,
             threshold=score.threshold, error=score.error, usage=copy.copy(self.usage),
-            world=self.world, protocol=self.protocol, details=details, version=__version__,
+            world=self.world, protocol=self.protocol, key_id=self.key_id, details=details,
+            version=__version__,
         )
 
     def _failed_record(self, exc: Exception, agent: str | None, model: str | None,
@@ -246,12 +248,28 @@ class Episode(ABC):
             agent=agent, model=model, answer=answer, truth=None, passed=False, score=0.0,
             metric=self._metric_name(), value=None, threshold=None,
             error=f"{error}; {reason}" if error else reason, usage=copy.copy(self.usage),
-            world=self.world, protocol=self.protocol,
+            world=self.world, protocol=self.protocol, key_id=self.key_id,
             details={"internal_errors": list(self._internal_errors)}, version=__version__,
         )
 
     def _metric_name(self) -> str:
         return "score"
+
+    def replay_score(self, answer: Any) -> Score:
+        """Score a recorded answer against this episode's truth, as its submit would
+        (for `discoverygym verify`: a rebuilt episode re-scores a record). Touches no
+        budget; use it on an episode built for this only."""
+        self._answer = answer  # some suites score the stored answer (tpbench verifies it)
+        return self._score(answer)
+
+    def replay_truth(self) -> Any:
+        """The truth a record of this episode holds when nothing was submitted."""
+        return self._truth_for_record()
+
+    def writes_files(self) -> bool:
+        """Whether the agent may leave files that the score reads (a writable folder):
+        such a score cannot be replayed from a record alone."""
+        return bool(self.sandbox_dirs().get("rw"))
 
     def view(self) -> EpisodeView:
         return EpisodeView(self)

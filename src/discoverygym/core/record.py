@@ -65,9 +65,15 @@ class EpisodeRecord:
     details: dict[str, Any] = field(default_factory=dict)
     version: str = ""
     schema_version: int = SCHEMA_VERSION
+    #: The id of the key that drew the episode (`Key.id`, a digest), None for public
+    #: draws; never the key. Absent from unkeyed records, which stay as they were.
+    key_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["key_id"] is None:
+            del data["key_id"]
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=_json_default, sort_keys=True)

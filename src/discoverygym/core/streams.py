@@ -5,7 +5,11 @@ as each call site shows): the episode seed first, then whatever else keys it (a 
 physics, a trial), and one of the numbers below, so that two draws never share a stream
 by accident. The values are fixed: changing one changes every record that uses it.
 Gravity's are ASCII tags ("grav", "wind", ...); mad's and tpbench's are small numbers.
-(Stargazer draws no episode randomness: its bank generator takes `--bank-seed` whole.)"""
+(Stargazer draws no episode randomness: its bank generator takes `--bank-seed` whole.)
+
+With a key (core/keys.py) every stream starts from the keyed draw seed HMAC(key, suite,
+task, seed) instead of the public seed; the streams stay as named here, and a keyed
+stargazer bank task is drawn from the keyed seed (`bank.keyed_bank_task`)."""
 
 # gravity
 GRAVITY_PROCEDURAL_WORLD = 0x67726176  # "grav": a procedural world from --world-seed

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
+from .keys import Key
 from .limits import AgentLimits, PythonLimits
 
 
@@ -30,21 +31,46 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    """Everything needed to rebuild an episode bit for bit in any process."""
+    """Everything needed to rebuild an episode bit for bit in any process.
+
+    `key`, when given, keys every draw (see `Suite.keyed_episode`): the episode is then
+    rebuilt only by whoever holds the key. The key is never part of `to_dict()` (what
+    runs, records and exports write down); `to_job()` carries it to worker processes."""
 
     suite: str
     task_id: str
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    key: Key | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"suite": self.suite, "task_id": self.task_id, "seed": self.seed,
                 "options": dict(self.options)}
 
+    def to_job(self) -> dict[str, Any]:
+        """`to_dict()` plus the key object (pickled to a worker, never written down:
+        a Key's repr and str hide its secret)."""
+        job = self.to_dict()
+        if self.key is not None:
+            job["key"] = self.key
+        return job
+
+    def with_key(self, key: Key | None) -> EpisodeSpec:
+        return EpisodeSpec(self.suite, self.task_id, self.seed, dict(self.options), key)
+
     def build(self) -> Episode:
         """The episode this spec describes; every door builds its episodes here (may be
         CPU-heavy: call it off an event loop)."""
-        return get_suite(self.suite).episode(self.task_id, seed=self.seed, **self.options)
+        suite = get_suite(self.suite)
+        if self.key is None:
+            return suite.episode(self.task_id, seed=self.seed, **self.options)
+        episode = suite.keyed_episode(self, self.key)
+        # the record names the public identity and the key's id, never the draws
+        episode.seed = self.seed
+        episode.options.update({name: self.options[name] for name in suite.keyed_options
+                                if name in self.options})
+        episode.key_id = self.key.id
+        return episode
 
 
 @dataclass(frozen=True)
@@ -72,6 +98,9 @@ class Suite(ABC):
     tier_limits: dict[str, AgentLimits] = {}
     python_limits: PythonLimits = PythonLimits()
     agent_note: str = ""
+    #: Options that are themselves seeds (a procedural world's seed): with a key they are
+    #: keyed too, and records keep the public value.
+    keyed_options: tuple[str, ...] = ()
 
     @abstractmethod
     def tasks(self) -> list[TaskInfo]:
@@ -84,6 +113,30 @@ class Suite(ABC):
     @abstractmethod
     def plan(self, **options: Any) -> list[EpisodeSpec]:
         """The episodes a run with these (already parsed) options consists of."""
+
+    def keyed_episode(self, spec: EpisodeSpec, key: Key) -> Episode:
+        """`spec`'s episode with every draw keyed: the episode seed becomes
+        HMAC(key, suite, task, seed) and each `keyed_options` value HMAC(key, suite,
+        option, value), so nobody without the key can rebuild the episode from public
+        code and seeds. Options other than seeds stay out of the episode's draw seed, so
+        one seed gives the same draws under every protocol, keyed or not (paired
+        comparisons). Suites whose draws do not all come from `seed` override this."""
+        options = dict(spec.options)
+        for name in self.keyed_options:
+            if options.get(name) is not None:
+                options[name] = self.keyed_option(name, options[name], key)
+        return self.episode(spec.task_id, seed=key.derive(self.name, spec.task_id, spec.seed),
+                            **options)
+
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """Why `spec`'s episode stays public with a key (a published problem, a real
+        system, a published world as published), or None when a key holds it out. Said
+        in `calibrate`'s verdicts and the README; tested against the keyed draws."""
+        return None
+
+    def keyed_option(self, name: str, value: Any, key: Key) -> Any:
+        """The keyed value of an option that is a seed (one of `keyed_options`)."""
+        return key.derive(self.name, "option", name, value)
 
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """Whether `spec`'s episode can be played with no live tool: everything the agent

@@ -64,7 +64,9 @@ def run_episodes(
                        n_planned=len(specs), config=config or {})
 
     execute = get_executor(executor)
-    jobs = [(job, (s.to_dict(), *job_args)) for s in todo]
+    check_resumed_key(run_dir, specs)
+    # to_job carries a keyed spec's key to the worker (pickled, never written down)
+    jobs = [(job, (s.to_job(), *job_args)) for s in todo]
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
@@ -102,4 +104,19 @@ def infrastructure_failure_record(spec: EpisodeSpec, reason: str,
         metric="", value=None, threshold=None,
         error=f"infrastructure failure: {reason}", usage=Usage(),
         world=spec.options.get("world"), protocol=spec.options.get("protocol"),
-        details={"infrastructure_failure": reason}, version=__version__).to_dict()
+        details={"infrastructure_failure": reason}, version=__version__,
+        key_id=spec.key.id if spec.key is not None else None).to_dict()
+
+
+def check_resumed_key(run_dir: RunDirectory, specs: Sequence[EpisodeSpec]) -> None:
+    """A resumed run keeps its key: records drawn with another key (or none) would be
+    mixed into one table. Raises ValueError (one line for the user)."""
+    wanted = {s.key.id if s.key is not None else None for s in specs}
+    found = {r.get("key_id") for r in run_dir.records_so_far()} if run_dir.resume else set()
+    if found and wanted and found != wanted:
+        raise ValueError(f"{run_dir.path} holds records drawn with key {_key_name(found)}; "
+                         f"this run uses key {_key_name(wanted)}; resume with the same key")
+
+
+def _key_name(ids: set[str | None]) -> str:
+    return ", ".join(sorted(i or "none (public draws)" for i in ids))

@@ -24,18 +24,28 @@ def harbor_cmd(
         help="A discoverygym wheel to install in the verifier image (default: "
              "discoverygym==<this version> from the package index).")] = None,
     limit: Annotated[int | None, typer.Option(help="Export only the first N episodes.")] = None,
+    key_file: Annotated[Path | None, typer.Option(
+        help="Key the tasks with this key (default: DISCOVERYGYM_KEY or "
+             "DISCOVERYGYM_KEY_FILE, else a fresh key for this export).")] = None,
 ):
     """Export a suite's episodes as Harbor tasks. Suite options follow, as for `run`
     (e.g. `--protocol full-obs --tasks period --worlds A`)."""
     from ...cli_args import console
     from ...cli_args import parse_extra as _parse_extra
     from ...core import UnknownName, get_suite
+    from ...core.keys import BadKey, new_key, resolve_key
     from .dataset import export_tasks
+    from .keyed import INDEX_NAME
 
+    try:
+        key = resolve_key(key_file) or new_key()
+    except BadKey as exc:
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
     try:
         options = get_suite(suite).parse_options(_parse_extra(list(ctx.args)))
         tasks = export_tasks(suite, out_dir, options=options, oracle=oracle, wheel=wheel,
-                             limit=limit)
+                             limit=limit, key=key)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -44,6 +54,9 @@ def harbor_cmd(
     console.print(f"{len(tasks)} Harbor tasks in {out_dir}: {files} file tasks (oracle passes "
                   f"{passing} through the verifier), {len(tasks) - files} with live tools "
                   "in an MCP sidecar (need Docker)")
+    console.print(f"keyed with {key.id} (commitment {key.commitment}); the key is in each "
+                  f"task's tests/ only; names -> episodes: {out_dir / INDEX_NAME} (private)",
+                  soft_wrap=True)
     for task in tasks:
         for note in task.notes:
             console.print(f"  {task.path.name}: {note}")

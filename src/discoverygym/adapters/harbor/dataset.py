@@ -9,23 +9,32 @@ from pathlib import Path
 from typing import Any
 
 from ...core import EpisodeSpec, get_suite
-from .export import ExportedTask, default_oracle, export_file_task, task_name
+from ...core.keys import Key, new_key
+from .export import ExportedTask, default_oracle, export_file_task
+from .keyed import opaque_name, write_index
 from .sidecar import export_sidecar_task
 
 
 def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = None,
                  specs: list[EpisodeSpec] | None = None, oracle: str | None = None,
-                 wheel: Path | None = None, limit: int | None = None) -> list[ExportedTask]:
+                 wheel: Path | None = None, limit: int | None = None,
+                 key: Key | None = None) -> list[ExportedTask]:
     """Export the episodes of `suite` that a run with these (parsed) options would play,
     or `specs`, into `out_dir` (one directory per episode; an existing one is
-    replaced). Single-submit episodes become file tasks, the others sidecar tasks."""
+    replaced). Single-submit episodes become file tasks, the others sidecar tasks.
+
+    Every task is keyed (`key`, else a fresh key for this export: keyed.py), named
+    opaquely, and listed in the private index `out_dir/discoverygym-index.json`."""
     chosen = specs if specs is not None else get_suite(suite).plan(**(options or {}))
     chosen = chosen[:limit] if limit is not None else chosen
+    key = key or new_key()
+    chosen = [spec.with_key(key) for spec in chosen]
     oracle = oracle or default_oracle(suite)
     out_dir.mkdir(parents=True, exist_ok=True)
+    write_index(out_dir, key, {opaque_name(spec): spec for spec in chosen})
     done = []
     for spec in chosen:
-        task_dir = out_dir / task_name(spec)
+        task_dir = out_dir / opaque_name(spec)
         if task_dir.exists():
             shutil.rmtree(task_dir)
         task_dir.mkdir()

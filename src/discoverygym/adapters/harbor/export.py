@@ -11,7 +11,6 @@ Other episodes need their tools live and are written by `sidecar.py`."""
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 import shutil
@@ -26,6 +25,7 @@ from ... import __version__
 from ...core import EpisodeRecord, EpisodeSpec, calibration_table, get_suite, make_agent, play_agent
 from ...core.safe_paths import snapshot_tree
 from . import layout
+from .keyed import spec_conf
 
 #: What the agent's image offers for computing, pinned to the versions installed here
 #: (the interpreter tool's libraries).
@@ -44,17 +44,6 @@ class ExportedTask:
     oracle_passed: bool | None = None
     oracle_score: float | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def task_name(spec: EpisodeSpec) -> str:
-    """A directory and Harbor package name for `spec`: readable, unique per spec."""
-    parts = [spec.suite, spec.task_id, *(f"{v}" for _, v in sorted(spec.options.items())),
-             f"s{spec.seed}"]
-    slug = re.sub(r"[^a-z0-9._-]+", "-", "-".join(parts).lower()).strip("-.")
-    if len(slug) > 80:
-        digest = hashlib.sha256(json.dumps(spec.to_dict(), sort_keys=True).encode())
-        slug = slug[:70].rstrip("-.") + "-" + digest.hexdigest()[:8]
-    return slug
 
 
 def python_image() -> str:
@@ -199,9 +188,8 @@ def task_toml(name: str, spec: EpisodeSpec, description: str, *, artifacts: list
               agent_timeout_s: float, extra: str = "") -> str:
     """task.toml of an exported task. The agent runs as the unprivileged user `agent`;
     the verifier in its own image with no network."""
-    meta = {"suite": spec.suite, "task_id": spec.task_id,
-            "options": json.dumps(spec.options, sort_keys=True),
-            "discoverygym_version": __version__}
+    # the suite only: task, options and seed stay in the verifier's spec (opaque names)
+    meta = {"suite": spec.suite, "discoverygym_version": __version__}
     lines = ['schema_version = "1.4"', f"artifacts = {_toml_value(artifacts)}", "",
              "[task]", f'name = "discoverygym/{name}"',
              f"description = {_toml_value(description)}",
@@ -364,11 +352,11 @@ def export_file_task(spec: EpisodeSpec, task_dir: Path, *, oracle: str | None,
     name = task_dir.name
     text = instruction(prompt, variables, data, outputs, schema)
     (task_dir / "instruction.md").write_text(text)
-    description = f"discoverygym {spec.suite} task {spec.task_id} (file task)"
+    description = f"discoverygym {spec.suite} task (file task)"
     (task_dir / "task.toml").write_text(task_toml(
         name, spec, description, artifacts=[layout.ANSWER, *outputs],
         agent_timeout_s=get_suite(spec.suite).agent_limits.time_s))
-    conf = {"spec": spec.to_dict(), "discoverygym_version": __version__,
+    conf = {"spec": spec_conf(spec), "discoverygym_version": __version__,
             "answer": layout.ANSWER if takes_answer(schema) else None, "outputs": outputs,
             "logs": layout.VERIFIER_LOGS}
     write_tests(task_dir, spec.suite, conf, wheel)

@@ -30,6 +30,7 @@ from .export import (
     verifier_requirements,
     write_tests,
 )
+from .keyed import spec_conf, spec_from_conf
 
 SERVICE = "episode"
 PORT = 8000
@@ -96,7 +97,7 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
              'transport = "streamable-http"\n' f'url = "http://{SERVICE}:{PORT}/mcp"\n'
              "\n[[verifier.collect]]\n" f'service = "{SERVICE}"\n'
              f"command = {json.dumps(COLLECT)}\n")
-    toml = task_toml(name, spec, f"discoverygym {spec.suite} task {spec.task_id} "
+    toml = task_toml(name, spec, f"discoverygym {spec.suite} task "
                      "(live tools, MCP sidecar; needs Docker)",
                      artifacts=[{"source": RECORD, "service": SERVICE}],
                      agent_timeout_s=get_suite(spec.suite).agent_limits.time_s, extra=extra)
@@ -107,7 +108,8 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
                                     f"WORKDIR {layout.APP}\nRUN chown agent {layout.APP}\n")
     (env / "docker-compose.yaml").write_text(COMPOSE)
     side = env / SERVICE
-    (side / "spec.json").write_text(json.dumps(spec.to_dict()) + "\n")
+    # the sidecar serves the keyed episode, so its own container holds the key
+    (side / "spec.json").write_text(json.dumps(spec_conf(spec)) + "\n")
     # the server's own libraries (discoverygym's `mcp` and `server` extras), pinned too
     (side / "requirements.txt").write_text(
         "\n".join(verifier_requirements(spec.suite) + pins(["mcp", "uvicorn"])) + "\n")
@@ -117,7 +119,7 @@ def export_sidecar_task(spec: EpisodeSpec, task_dir: Path, *,
     (side / "Dockerfile").write_text(dockerfile.replace("WORKDIR /tests", "WORKDIR /episode")
                                      + "COPY spec.json /episode/spec.json\n"
                                      + "RUN mkdir -p /record\n")
-    conf = {"spec": spec.to_dict(), "discoverygym_version": __version__, "record": RECORD,
+    conf = {"spec": spec_conf(spec), "discoverygym_version": __version__, "record": RECORD,
             "logs": layout.VERIFIER_LOGS}
     write_tests(task_dir, spec.suite, conf, wheel)
     solution = task_dir / "solution"
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args(argv)
     spec: dict[str, Any] = json.loads(Path(args.spec).read_text())
-    serve_http(EpisodeSpec(**spec), Path(args.record), host=args.host, port=args.port)
+    serve_http(spec_from_conf(spec), Path(args.record), host=args.host, port=args.port)
     return 0
 
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...core import EpisodeRecord, EpisodeSpec
+from ...core import EpisodeRecord
 from ...core.bounded import UnsafeInput, clip, loads
 from ...core.safe_paths import Caps, UnsafePath, read_beneath, snapshot_tree, write_beneath
 from . import layout
+from .keyed import spec_from_conf
 
 #: Caps on what the agent may leave in an output folder.
 OUTPUT_CAPS = Caps(max_files=2_000, max_total_bytes=256 * 1024 * 1024,
@@ -75,7 +76,7 @@ def copy_outputs(src: Path, dst: str) -> list[str]:
 def sidecar_record(conf: dict[str, Any], root: Path) -> EpisodeRecord:
     """The record the episode's MCP sidecar wrote (a live task), checked to be the
     episode the task names; a missing or foreign record is a failed one."""
-    spec = EpisodeSpec(**conf["spec"])
+    spec = spec_from_conf(conf["spec"])
     path = _inside(root, conf["record"])
     try:
         data = loads(read_beneath(path.parent, path.name, 16_000_000), what="the record")
@@ -95,7 +96,7 @@ def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
     the episode `conf["spec"]` names. Never raises for anything the agent left."""
     if conf.get("record"):
         return sidecar_record(conf, root)
-    spec = EpisodeSpec(**conf["spec"])
+    spec = spec_from_conf(conf["spec"])
     episode = spec.build()
     problems: list[str] = []
     rw = episode.sandbox_dirs().get("rw", [])

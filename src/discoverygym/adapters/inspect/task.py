@@ -30,6 +30,7 @@ from inspect_ai.tool import ToolResult as InspectToolResult
 
 from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
 from ...core.bounded import clip
+from ...core.keys import Key
 from ...sandbox import SandboxConfig
 from .limits import (
     AgentLimits,
@@ -52,6 +53,9 @@ TOOL_ERROR_CHARS = 600  # what the model is shown of an Inspect refusal
 
 # Live sessions by sample uuid: the solver opens one, the scorer closes it out.
 SESSIONS: dict[str, EpisodeSession] = {}
+# Keys of keyed samples by key id, held in this process only: a sample's metadata (which
+# Inspect writes into its log) names the key's id, never the key.
+KEYS: dict[str, Key] = {}
 
 # The Inspect model role of the optional grader (`--grader-model`, or Inspect's own
 # `--model-role grader=...`); suites that offer a `grader_prompt` are graded by it.
@@ -124,7 +128,10 @@ def episode_agent(sandbox: SandboxConfig | None = None) -> Solver:
     """Build the sample's episode and interpreter, then run a react agent on it."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        spec = EpisodeSpec(**state.metadata["episode"])
+        key_id = state.metadata.get("key_id")
+        if key_id is not None and key_id not in KEYS:
+            raise ValueError(f"sample drawn with key {key_id}, which this process does not hold")
+        spec = EpisodeSpec(**state.metadata["episode"], key=KEYS.get(key_id))
         config = sandbox or sandbox_config(spec.suite)
         session = await anyio.to_thread.run_sync(EpisodeSession, spec, config)
         SESSIONS[state.uuid] = session
@@ -306,9 +313,11 @@ def suite_task(suite: str | Suite, specs: list[EpisodeSpec] | None = None, *,
         Sample(id=sample_id(spec),
                input=f"{spec.suite} episode {spec.task_id} (seed {spec.seed}); the full "
                      "instructions are loaded when the episode starts.",
-               target="", metadata={"episode": spec.to_dict()})
+               target="", metadata={"episode": spec.to_dict(),
+                                    **({"key_id": spec.key.id} if spec.key else {})})
         for spec in specs
     ]
+    KEYS.update({spec.key.id: spec.key for spec in specs if spec.key is not None})
     return Task(dataset=MemoryDataset(samples, name=s.name), solver=episode_agent(sandbox),
                 scorer=episode_record(prices=prices), message_limit=lim.messages,
                 token_limit=lim.tokens, time_limit=lim.time_s, name=s.name)

@@ -10,16 +10,24 @@ suite's own run options), split so that training can never see an evaluation epi
   (a `world_seed` run option) and no world was chosen. Endless: a trainer takes what it
   needs.
 
+The eval split is keyed (`eval_key`): nobody without the key can rebuild its episodes
+from the public code and seeds, so a trainer or a policy that holds the package cannot
+score itself on them by replaying. The train split stays public.
+
 Pure Python over the registry: no verifiers import, no suite named."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ...core import EpisodeSpec, get_suite
+from ...core.keys import KEY_FILE_ENV, Key, key_from_environment, new_key, write_key_file
 
 #: First seed of the held-out evaluation range; training seeds stay below it.
 EVAL_SEED_START = 1_000_000
@@ -81,11 +89,26 @@ def _rounds(suite: str, options: dict[str, Any],
             yield EpisodeSpec(spec.suite, spec.task_id, seed, spec.options)
 
 
+def eval_key() -> Key:
+    """The key of the eval split: DISCOVERYGYM_KEY_FILE or DISCOVERYGYM_KEY, else a fresh
+    key written to a private file whose path (not the key) goes into
+    DISCOVERYGYM_KEY_FILE, for the tool servers this process starts to rebuild the
+    same episodes."""
+    key = key_from_environment()
+    if key is None:
+        key = new_key()
+        path = Path(tempfile.mkdtemp(prefix="dg-eval-key-")) / "eval.key"
+        write_key_file(path, key)
+        os.environ[KEY_FILE_ENV] = str(path)
+    return key
+
+
 def split_specs(suite: str, split: str, raw: dict[str, str] | None = None,
                 seeds: int = 1) -> Iterator[EpisodeSpec]:
-    """The episodes of `split` ("train" or "eval")."""
+    """The episodes of `split` ("train" or "eval"); the eval split's are keyed."""
     if split == "eval":
-        return iter(eval_specs(suite, raw, seeds))
+        key = eval_key()
+        return iter([spec.with_key(key) for spec in eval_specs(suite, raw, seeds)])
     if split == "train":
         return train_specs(suite, raw)
     raise ValueError(f"Unknown split {split!r}; splits: {', '.join(SPLITS)}.")

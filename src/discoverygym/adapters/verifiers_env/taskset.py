@@ -37,6 +37,9 @@ class DiscoveryData(vf.TaskData):
     """The suite's conversation limit (`AgentLimits.messages`), as model turns."""
     max_tokens: int | None = None
     """The suite's token limit (input and output)."""
+    key_id: str | None = None
+    """The id of the key that draws the episode (the eval split), never the key: the
+    tool server takes the key from its environment and checks it against this id."""
 
 
 class DiscoveryTaskConfig(vf.TaskConfig):
@@ -171,6 +174,7 @@ def task_data(spec: EpisodeSpec) -> DiscoveryData:
                          max_turns=max(1, limits.messages // 2), max_tokens=limits.tokens,
                          timeout=vf.TaskTimeout(agent=float(limits.time_s)),
                          id=episode_key(spec.suite, spec.task_id, spec.seed, spec.options),
+                         key_id=spec.key.id if spec.key is not None else None,
                          name=f"{spec.suite}/{spec.task_id}")
 
 

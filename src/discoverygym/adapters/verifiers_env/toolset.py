@@ -14,12 +14,25 @@ from typing import Any
 import verifiers.v1 as vf
 
 from ...core import Episode, EpisodeSpec, ToolResult, get_suite
+from ...core.keys import BadKey, Key, key_from_environment
 from ..interpreter_tool import PYTHON_TOOL, InterpreterTool
 from ..mcp_server import _content
 from .calls import CallLedger
 from .state import EpisodeState
 
 AGENT = "verifiers"
+
+
+def task_key(key_id: str | None) -> Key | None:
+    """The key a keyed task (the eval split) was drawn with, from this process's
+    environment (DISCOVERYGYM_KEY_FILE / DISCOVERYGYM_KEY), checked against its id."""
+    if key_id is None:
+        return None
+    key = key_from_environment()
+    if key is None or key.id != key_id:
+        raise BadKey(f"the task was drawn with key {key_id}; this tool server has "
+                     f"{key.id if key else 'none'} (DISCOVERYGYM_KEY_FILE)")
+    return key
 
 
 class EpisodeToolsetConfig(vf.ToolsetConfig):
@@ -42,7 +55,8 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         self._lock = asyncio.Lock()
 
     async def setup_task(self, task: Any) -> None:
-        spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options))
+        spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options),
+                           task_key(getattr(task, "key_id", None)))
         self.episode = await asyncio.to_thread(spec.build)
         if self.config.interpreter:
             limits = get_suite(spec.suite).python_limits

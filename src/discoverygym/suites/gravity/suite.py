@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core.keys import Key
 from ...core.seeds import MAX_SEEDS, parse_seeds
 from ...core.streams import GRAVITY_LAW_TWIN
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
@@ -23,6 +24,7 @@ from .worlds import (
     mirror_coin,
     mirrored_boundness,
     mirrored_law,
+    procedural_kind,
 )
 
 
@@ -86,6 +88,7 @@ class GravitySuite(Suite):
     agent_note = "Answers are always in SI units, whatever units the data are shown in."
     description = ("Gravity-Bench-v1: two-body REBOUND worlds; plan observations under a "
                    "budget and infer physical quantities (50 tasks, 206 task-world pairs).")
+    keyed_options = ("world_seed",)
     run_options = (
         RunOption("protocol", "full-obs or budget-obs-N (default budget-obs-100)",
                   _protocol_option, DEFAULT_PROTOCOL),
@@ -156,6 +159,44 @@ class GravitySuite(Suite):
         from .attacks import ATTACKS
 
         return ATTACKS
+
+    def keyed_episode(self, spec: EpisodeSpec, key: Key) -> GravityEpisode:
+        """The keyed episode: the seed (the leak-free window, scale and boundness twin)
+        and a procedural world's seed, given as `world_seed` N or `world` "proc-N" (one
+        world either way, as without a key), are keyed. The episode keeps the public
+        world name; a published world with `setup published` stays public by nature."""
+        world = spec.options.get("world")
+        if isinstance(world, str) and world.startswith("proc-") and world[5:].isdigit():
+            drawn = self.keyed_option("world_seed", int(world[5:]), key)
+            spec = EpisodeSpec(spec.suite, spec.task_id, spec.seed,
+                               spec.options | {"world": f"proc-{drawn}"})
+        episode = super().keyed_episode(spec, key)
+        if world is not None:
+            episode.world = episode.options["world"] = world
+        elif spec.options.get("world_seed") is not None:
+            episode.world = f"proc-{int(spec.options['world_seed'])}"
+        return episode
+
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """A published world played as published (`--setup published`) draws nothing."""
+        world = spec.options.get("world")
+        if (spec.options.get("setup") == "published" and world in PUBLISHED_WORLDS):
+            return "a published world under --setup published"
+        return None
+
+    def keyed_option(self, name: str, value: Any, key: Key) -> Any:
+        """A keyed procedural world is of the same kind as the public one (Newtonian,
+        drag, modified, unbound), so the plan's tasks, listed from the public seed,
+        apply to it: the first keyed draw of that kind (the kind is public anyway, the
+        tasks name it)."""
+        if name != "world_seed":
+            return super().keyed_option(name, value, key)
+        kind = procedural_kind(int(value))
+        for attempt in range(10_000):  # the rarest kind has odds 0.1: ~10 tries
+            drawn = key.derive(self.name, "option", name, int(value), attempt)
+            if procedural_kind(drawn) == kind:
+                return drawn
+        raise RuntimeError(f"no keyed {kind} world in 10000 draws")  # pragma: no cover
 
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """Full observation hands the agent every data point up front; a budget needs the

@@ -191,6 +191,19 @@ PROCEDURAL_KIND_WEIGHTS = (0.6, 0.15, 0.15, 0.1)
 MODIFIED_ALPHA = (0.01, 0.05)
 
 
+def _procedural_rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), streams.GRAVITY_PROCEDURAL_WORLD])
+
+
+def _draw_kind(rng: np.random.Generator) -> str:
+    return str(rng.choice(PROCEDURAL_KINDS, p=PROCEDURAL_KIND_WEIGHTS))
+
+
+def procedural_kind(seed: int) -> str:
+    """The kind of the procedural world of `seed` (its first draw), without the rest."""
+    return _draw_kind(_procedural_rng(seed))
+
+
 def procedural_world(seed: int) -> WorldSpec:
     """A new world drawn from the suite's priors, deterministic by `seed` (see README):
 
@@ -201,8 +214,8 @@ def procedural_world(seed: int) -> WorldSpec:
     drift 0 (half the time) or log-uniform in [10, 1e4] m/s at a uniform angle;
     Newtonian: U[3, 10] periods (not whole, so the window does not reveal P); drag: tau = U[10, 40] P, end = U[3, 6] P;
     modified: alpha = +-U[0.01, 0.05], end = U[4, 8] P; unbound: end = U[5, 20] r0/v0."""
-    rng = np.random.default_rng([int(seed), streams.GRAVITY_PROCEDURAL_WORLD])
-    kind = str(rng.choice(PROCEDURAL_KINDS, p=PROCEDURAL_KIND_WEIGHTS))
+    rng = _procedural_rng(seed)
+    kind = _draw_kind(rng)
     m1, m2 = (float(np.exp(rng.uniform(np.log(0.1), np.log(30.0)))) * MSUN_KG for _ in range(2))
     r0 = float(np.exp(rng.uniform(np.log(0.1), np.log(30.0)))) * AU_M
     angle = rng.uniform(0.0, 2.0 * np.pi)

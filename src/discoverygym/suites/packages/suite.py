@@ -43,6 +43,12 @@ class PackagesSuite(Suite):
             raise UnknownName(f"Unknown package {task_id!r}. Packages: {', '.join(roots)}.")
         return PackageEpisode(load_package(roots[task_id]), seed=seed, options=options)
 
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """A package is its files: data and reference values ship with it, and the
+        episode seed draws nothing a key could hold out (generated packages are keyed
+        when they are generated)."""
+        return "a package's files (its data and reference values ship with it)"
+
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """The outputs left in OUTPUT_DIR are the answer; `evaluate` is development
         feedback only. A package from a host folder (`packages`) travels with no export."""

@@ -65,6 +65,27 @@ def is_bank_id(task_id: str) -> bool:
     return _ID.match(task_id) is not None
 
 
+#: How many keyed draws a tier may take (the rarest tier, easy, is ~1 draw in 13).
+MAX_KEYED_DRAWS = 10_000
+
+
+def keyed_bank_task(task_id: str, draw_seed: int) -> RVTask:
+    """The task a bank id stands for under a key: the first task of the id's tier among
+    the synthetic tasks of seeds draw_seed, draw_seed + 1, ... (`draw_seed` is the
+    episode's keyed draw; nobody without the key can name it). Never cached on disk."""
+    m = _ID.match(task_id)
+    if m is None:
+        raise ValueError(f"not a bank task id: {task_id!r}")
+    tier, k = m["tier"], int(m["k"])
+    if k >= BANK_SIZES[tier]:
+        raise ValueError(f"{task_id!r}: tier {tier} has tasks 000..{BANK_SIZES[tier] - 1:03d}")
+    for i in range(MAX_KEYED_DRAWS):
+        task = generate_task(draw_seed + i, task_id=task_id)
+        if task.tier == tier:
+            return task
+    raise RuntimeError(f"{task_id}: no keyed {tier} task in {MAX_KEYED_DRAWS} draws")
+
+
 def bank_task(task_id: str) -> RVTask:
     """The bank task with this id (ValueError if the id is not a bank id)."""
     m = _ID.match(task_id)

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
-from .bank import BANK_SIZES, DEFAULT_BANK_SEED, bank_task, bank_task_ids, is_bank_id
+from ...core.keys import Key
+from .bank import (
+    BANK_SIZES,
+    DEFAULT_BANK_SEED,
+    bank_task,
+    bank_task_ids,
+    is_bank_id,
+    keyed_bank_task,
+)
 from .episode import StargazerEpisode
 from .importer import REAL_SETUPS, ImportRefused, load_published, published_files
 from .real import REAL_IDS, real_task
@@ -21,6 +29,12 @@ def _parse_tier(value: str) -> str:
     if value not in TIERS:
         raise ValueError(f"tier must be one of {', '.join(TIERS)}")
     return value
+
+
+def _check_episode_options(options: dict[str, Any]) -> None:
+    unknown = set(options) - {"mode", "tasks_from", "real_setup"}
+    if unknown:
+        raise ValueError(f"unknown stargazer episode option(s): {', '.join(sorted(unknown))}")
 
 
 def _parse_mode(value: str) -> str:
@@ -123,12 +137,37 @@ class StargazerSuite(Suite):
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> StargazerEpisode:
         """One episode. Options: mode (v1 | v2), real_setup (rebuilt | published; real
         tasks only, recorded in their options), tasks_from (a published-file directory)."""
-        unknown = set(options) - {"mode", "tasks_from", "real_setup"}
-        if unknown:
-            raise ValueError(f"unknown stargazer episode option(s): {', '.join(sorted(unknown))}")
+        _check_episode_options(options)
+        return self._episode_of(self.load_task(task_id, **options), seed, options)
+
+    def keyed_episode(self, spec: EpisodeSpec, key: Key) -> StargazerEpisode:
+        """With a key, a synthetic bank id draws its system from the key (a task of the
+        same tier; see `keyed_bank_task`). Real systems and published task files are
+        public by nature and stay as they are."""
+        options = dict(spec.options)
+        published = (options.get("tasks_from")
+                     and spec.task_id in published_files(options["tasks_from"]))
+        if published or not is_bank_id(spec.task_id):
+            return self.episode(spec.task_id, seed=spec.seed, **options)
+        _check_episode_options(options)
+        try:
+            task = keyed_bank_task(spec.task_id, key.derive(self.name, spec.task_id, spec.seed))
+        except ValueError as exc:
+            raise UnknownName(str(exc)) from None
+        return self._episode_of(task, spec.seed, options)
+
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """Real systems and published task files are the same for everyone."""
+        if spec.options.get("tasks_from") and spec.task_id in published_files(
+                spec.options["tasks_from"]):
+            return "a published task file"
+        if not is_bank_id(spec.task_id):
+            return "a real RV system (published data)"
+        return None
+
+    def _episode_of(self, task: RVTask, seed: int, options: dict[str, Any]) -> StargazerEpisode:
         mode = _parse_mode(options.get("mode") or "v2")
         real_setup = _parse_real_setup(options.get("real_setup") or "rebuilt")
-        task = self.load_task(task_id, **options)
         recorded = {k: v for k, v in options.items() if v is not None}
         if task.tier == "real":
             mode = scoring_mode(task.tier, mode, real_setup)

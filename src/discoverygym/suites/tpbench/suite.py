@@ -88,6 +88,11 @@ class TPBenchSuite(Suite):
         raise UnknownName(f"Unknown tpbench problem {task_id!r}. See `discoverygym tasks "
                           "tpbench`.")
 
+    def public_by_nature(self, spec: EpisodeSpec) -> str | None:
+        """A problem is its published statement and reference solution; the episode
+        seed is an attempt index and draws nothing a key could hold out."""
+        return "a published problem (its reference solution ships with the package)"
+
     def single_submit(self, spec: EpisodeSpec) -> bool:
         """One written solution; problems from a host folder (`problems`) do not travel."""
         return "problems" not in spec.options
