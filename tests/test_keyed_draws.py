@@ -230,7 +230,7 @@ def test_resuming_a_run_with_another_key_is_refused(keyed_run, tmp_path):
     result = _cli("run", "gravity", "--agent", "constant", "--tasks", "period,is_bound",
                   "--worlds", "A", "--protocol", "full-obs", "--executor", "serial",
                   "--quiet", "--out", str(out), "--resume")
-    assert result.exit_code == 2 and "same key" in result.output
+    assert result.exit_code == 1 and "same key" in result.output
 
 
 def test_the_key_comes_from_the_environment(keyed_run, tmp_path, monkeypatch):
