@@ -311,24 +311,72 @@ def leaderboard_cmd(
                                          "protocol, world, task_id, run, or any option such as tier.")]
         = "suite,agent,model",
     fmt: Annotated[str, typer.Option("--format", help="table | csv | json | markdown")] = "table",
+    columns: Annotated[str | None, typer.Option(
+        help="Figures to show, comma separated, or 'all': n, n_passed, pass_rate, "
+             "pass_rate_se, mean_score, mean_observations, mean_tool_calls, mean_tokens, "
+             "total_usd, mean_wall_s (default: n to mean_score in the table, all otherwise).")]
+        = None,
 ):
     """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
-    from .run.leaderboard import format_rows, leaderboard
+    from .core.escape import for_terminal
+    from .run.leaderboard import METRICS, TABLE_METRICS, choose_columns, format_rows, leaderboard
 
+    keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
-        rows = leaderboard(list(runs or []), [k.strip() for k in by.split(",") if k.strip()])
+        rows = leaderboard(list(runs or []), keys)
+        rows = choose_columns(rows, keys, columns,
+                              default=TABLE_METRICS if fmt == "table" else METRICS)
     except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 1000)}")
         raise typer.Exit(2) from exc
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
         return
-    table = Table(title="leaderboard")
-    for col in (rows[0] if rows else {}):
-        table.add_column(col, justify="right" if col not in by.split(",") else "left")
-    for r in rows:
-        table.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r.values()])
-    console.print(table)
+    console.print(_leaderboard_table(rows, keys, console.width))
+
+
+def _leaderboard_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> Table:
+    """The leaderboard as a Rich table that fits `width` columns. Names (the group keys)
+    fold onto more lines instead of ending in "…"; figures keep their full width (a
+    folded number misreads), under headers put one word per line when one line is too
+    wide; figures that still do not fit beside the names are left out, and the caption
+    says which."""
+    from .core.escape import for_terminal
+    from .run.leaderboard import METRIC_LABELS
+
+    cols = list(rows[0]) if rows else []
+    cells = [["–" if v is None else f"{v:.3g}" if isinstance(v, float) else for_terminal(v)
+              for v in r.values()] for r in rows]
+    names = [i for i, c in enumerate(cols) if c in keys]
+    labels = {i: METRIC_LABELS.get(c, c) for i, c in enumerate(cols) if c not in keys}
+
+    def widths(header: dict[int, str]) -> dict[int, int]:
+        return {i: max([*(len(line) for line in header[i].splitlines()),
+                        *(len(row[i]) for row in cells)]) for i in header}
+
+    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
+        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
+
+    figures = widths(labels)
+    if needed(figures) > width:
+        labels = {i: label.replace(" ", "\n") for i, label in labels.items()}
+        figures = widths(labels)
+    left_out = []
+    while needed(figures) > width and len(figures) > 1:
+        last = max(figures)
+        left_out.insert(0, labels[last].replace("\n", " "))
+        del figures[last]
+    caption = (f"not shown at {width} columns: {', '.join(left_out)} (widen the terminal "
+               "or choose --columns)") if left_out else None
+    table = Table(title="leaderboard", caption=caption)
+    for i in names:
+        table.add_column(for_terminal(cols[i]), overflow="fold")
+    for i in sorted(figures):
+        table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
+                         justify="right", no_wrap=True, min_width=figures[i])
+    for row in cells:
+        table.add_row(*(row[i] for i in [*names, *sorted(figures)]))
+    return table
 
 
 @app.command("report")
