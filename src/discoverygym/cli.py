@@ -23,6 +23,7 @@ from .core import (
     get_suite,
     load_plugins,
 )
+from .core.escape import for_terminal
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -49,10 +50,12 @@ def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
         table.add_column(col)
     for r in rows:
         if r["available"]:
-            table.add_row(r["suite"], str(r["tasks"]), str(r["episodes"]), ", ".join(r["agents"]),
-                          r["description"])
+            table.add_row(for_terminal(r["suite"]), str(r["tasks"]), str(r["episodes"]),
+                          for_terminal(", ".join(r["agents"]), 1000),
+                          for_terminal(r["description"], 1000))
         else:
-            table.add_row(r["suite"], "-", "-", "-", f"[dim]unavailable: {r['reason']}[/dim]")
+            table.add_row(for_terminal(r["suite"]), "-", "-", "-",
+                          f"[dim]unavailable: {for_terminal(r['reason'], 1000)}[/dim]")
     console.print(table)
 
 
@@ -76,7 +79,8 @@ def list_tasks(suite: str,
     for t in tasks:
         tags = ", ".join(f"{k}={v if not isinstance(v, list) else ','.join(map(str, v))}"
                          for k, v in t.tags.items())
-        table.add_row(t.id, t.description, tags)
+        table.add_row(for_terminal(t.id), for_terminal(t.description, 1000),
+                      for_terminal(tags, 1000))
     console.print(table)
 
 
@@ -88,7 +92,7 @@ def print_summary_table(summary: dict[str, Any], title: str) -> None:
     table.add_column("rate", justify="right")
     for task, entry in summary.get("per_task", {}).items():
         rate = entry["passed"] / entry["n"] if entry["n"] else 0.0
-        table.add_row(task, str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
+        table.add_row(for_terminal(task), str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
     table.add_section()
     table.add_row("[bold]all[/bold]", str(summary["n_passed"]), str(summary["n_episodes"]),
                   f"[bold]{summary['pass_rate']:.1%}[/bold]")
@@ -130,7 +134,7 @@ def run(
         options = s.parse_options(_parse_extra(list(ctx.args)))
         specs = s.plan(**options)
     except (UnknownName, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     if (agent is None) == (model is None):
         console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
@@ -153,12 +157,13 @@ def run(
                                limit=limit, epochs=epochs, max_connections=max_connections,
                                resume=resume, display="none" if quiet else "rich")
         except (FileExistsError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
             raise typer.Exit(2) from exc
     else:
         if agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {agent!r} for {suite}; agents: "
-                          f"{', '.join(agent_table(suite)) or 'none'}")
+            console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
+                          f"{for_terminal(suite)}; agents: "
+                          f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
             raise typer.Exit(2)
         try:
             result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
@@ -166,26 +171,28 @@ def run(
                                   show_progress=not quiet,
                                   executor_options={"address": address} if address else None)
         except FileExistsError as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
             raise typer.Exit(2) from exc
         except OSError as exc:  # a read-only --out, a full disk: one line, records kept
             where = exc.filename or out_dir
-            console.print(f"[red]error:[/red] cannot write the run to {where}: "
-                          f"{exc.strerror or exc}")
+            console.print(f"[red]error:[/red] cannot write the run to {for_terminal(where, 2000)}: "
+                          f"{for_terminal(exc.strerror or exc, 2000)}")
             raise typer.Exit(1) from None
     if getattr(result, "interrupted", False):
         console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
-                      f"{result.out_dir / 'records.jsonl'}; summary.json is marked "
+                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
+                      "summary.json is marked "
                       "interrupted; continue with --resume")
         raise typer.Exit(130)
-    print_summary_table(result.summary, f"{suite} · {who} · {options or 'defaults'}")
+    title = for_terminal(f"{suite} · {who} · {options or 'defaults'}", 1000)
+    print_summary_table(result.summary, title)
     extra = s.summary_renderable(result.summary.get("suite_summary") or {})
     if extra is not None:
         console.print(extra)
     for line in result.failures:
-        console.print(f"[red]infrastructure failure:[/red] {line}")
-    console.print(f"records: {result.out_dir / 'records.jsonl'}")
-    console.print(f"summary: {result.out_dir / 'summary.json'}")
+        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
+    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
 
 @app.command("audit")
@@ -212,18 +219,19 @@ def audit_cmd(
     try:
         outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter)
     except (UnknownName, ValueError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     findings = [o for o in outcomes if not o.ok]
     if as_json:
         print(_json.dumps([o.to_dict() for o in outcomes], indent=1))
     else:
-        table = Table(title=f"audit of {suite}: {len(outcomes)} attacks, "
+        table = Table(title=f"audit of {for_terminal(suite)}: {len(outcomes)} attacks, "
                             f"{len(findings)} findings")
         for column in ("family", "attack", "expected", "observed", "ok"):
             table.add_column(column, overflow="fold")
         for o in outcomes:
-            table.add_row(o.family, o.attack, o.expected, o.observed,
+            table.add_row(for_terminal(o.family), for_terminal(o.attack, 1000),
+                          for_terminal(o.expected, 1000), for_terminal(o.observed, 1000),
                           "[green]ok[/green]" if o.ok else "[red]FINDING[/red]")
         console.print(table)
     raise typer.Exit(1 if findings else 0)
@@ -268,7 +276,7 @@ def calibrate_cmd(
                            show_progress=not quiet and not as_json,
                            executor_options={"address": address} if address else None)
     except (UnknownName, ValueError, FileExistsError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
@@ -279,27 +287,28 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
     else:
-        table = Table(title=f"calibration of {suite} · seeds {seeds}")
+        table = Table(title=f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}")
         table.add_column("task")
         for agent in result.agents:
-            table.add_column(agent, justify="right")
+            table.add_column(for_terminal(agent), justify="right")
         table.add_column("verdict")
         colour = {"valid": "green", "too hard": "yellow", "weak": "yellow", "leaks": "red"}
         for task in result.tasks:
             cells = [f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
                      for a in result.agents]
-            table.add_row(task.task_id, *cells,
+            table.add_row(for_terminal(task.task_id), *cells,
                           f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]")
         console.print(table)
         console.print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
         for task in result.tasks:
             if task.reason:
-                console.print(f"  {task.task_id}: {task.verdict} ({task.reason})")
+                console.print(f"  {for_terminal(task.task_id)}: {task.verdict} "
+                              f"({for_terminal(task.reason, 2000)})")
         for line in result.infrastructure_failures:
-            console.print(f"[red]infrastructure failure:[/red] {line}")
-        console.print(f"command: {result.command}")
+            console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+        console.print(f"command: {for_terminal(result.command, 2000)}")
         if out is not None:
-            console.print(f"table: {out}")
+            console.print(f"table: {for_terminal(out, 2000)}")
     raise typer.Exit(1 if result.counts()[LEAKS] else 0)
 
 
@@ -318,7 +327,6 @@ def leaderboard_cmd(
         = None,
 ):
     """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
-    from .core.escape import for_terminal
     from .run.leaderboard import METRICS, TABLE_METRICS, choose_columns, format_rows, leaderboard
 
     keys = [k.strip() for k in by.split(",") if k.strip()]
@@ -327,7 +335,7 @@ def leaderboard_cmd(
         rows = choose_columns(rows, keys, columns,
                               default=TABLE_METRICS if fmt == "table" else METRICS)
     except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {for_terminal(exc, 1000)}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
@@ -341,7 +349,6 @@ def _leaderboard_table(rows: list[dict[str, Any]], keys: list[str], width: int) 
     folded number misreads), under headers put one word per line when one line is too
     wide; figures that still do not fit beside the names are left out, and the caption
     says which."""
-    from .core.escape import for_terminal
     from .run.leaderboard import METRIC_LABELS
 
     cols = list(rows[0]) if rows else []
@@ -389,9 +396,9 @@ def report_cmd(
     from .report import write_report
 
     if not (run_dir / "records.jsonl").exists():
-        console.print(f"[red]error:[/red] {run_dir} has no records.jsonl")
+        console.print(f"[red]error:[/red] {for_terminal(run_dir, 2000)} has no records.jsonl")
         raise typer.Exit(2)
-    console.print(f"report: {write_report(run_dir, output)}")
+    console.print(f"report: {for_terminal(write_report(run_dir, output), 2000)}")
 
 
 @app.command("mcp", context_settings={"allow_extra_args": True,
@@ -415,7 +422,7 @@ def mcp_cmd(
     try:
         episode = spec.build()
     except (UnknownName, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
 
@@ -428,7 +435,7 @@ def show_options(suite: str):
     table.add_column("option")
     table.add_column("help")
     for opt in s.run_options:
-        table.add_row("--" + opt.name.replace("_", "-"), opt.help)
+        table.add_row(for_terminal("--" + opt.name.replace("_", "-")), for_terminal(opt.help, 1000))
     console.print(table)
 
 

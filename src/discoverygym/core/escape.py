@@ -85,6 +85,15 @@ def for_markdown(value: Any, limit: int = CELL_CHARS) -> str:
     return re.sub(r"([\\`|\[\]<>!])", r"\\\1", text)
 
 
+def for_markdown_code(value: Any, limit: int = CELL_CHARS) -> str:
+    """Any value as one markdown code span (outside a table): one line, fenced by more
+    backticks than it holds in a row, so nothing inside can close it early."""
+    text = clip(strip_controls(_bounded(value, limit)), limit)
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def for_html(value: Any, limit: int | None = CELL_CHARS) -> str:
     """Any value as HTML text (element content or a quoted attribute): controls and
     escape sequences removed, newlines kept (a <pre> shows them), `& < > " '` escaped.

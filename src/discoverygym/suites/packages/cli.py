@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from ...core.escape import for_terminal
 from .report import aggregate_table
 
 package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve, "
@@ -39,7 +39,7 @@ def check_cmd(
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
             for f in findings:
-                console.print(f"  {escape(str(f))}")
+                console.print(f"  {for_terminal(f, 2000)}")
         else:
             console.print(f"[green]ok[/green]   {root.name}")
     raise typer.Exit(1 if failed else 0)
@@ -73,9 +73,10 @@ def summary_cmd(
     records = [r for r in read_records(run_dir / "records.jsonl")
                if r.get("suite") == "packages"] if (run_dir / "records.jsonl").exists() else []
     if not records:
-        console.print(f"[red]error:[/red] no packages records in {run_dir}")
+        console.print(f"[red]error:[/red] no packages records in {for_terminal(run_dir, 2000)}")
         raise typer.Exit(2)
-    console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {run_dir}"))
+    console.print(aggregate_table(PackagesSuite().summarize(records),
+                                  f"packages · {for_terminal(run_dir, 2000)}"))
 
 
 @package_app.command("validate")
@@ -97,7 +98,8 @@ def validate_cmd(
         raise typer.Exit(2) from exc
     for v in report["verdicts"]:
         why = v.get("reason") or v.get("error") or ""
-        console.print(f"{v['outcome']:<21} {v['task_id']}  {escape(why[:200])}")
+        console.print(f"{for_terminal(v['outcome']):<21} {for_terminal(v['task_id'])}  "
+                      f"{for_terminal(why)}")
     console.print("outcomes: " + ", ".join(f"{k} {n}" for k, n in report["counts"].items()))
     console.print(aggregate_table(report["aggregate_valid_only"],
                                   "aggregates, invalid runs counted as g = -1"))
