@@ -200,6 +200,19 @@ def test_run_resume_prints_hostile_task_ids_inertly(tmp_path):
     assert UNBALANCED + "wiped" in output
 
 
+def test_package_summary_of_hostile_records_is_inert(tmp_path):
+    (tmp_path / "records.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"suite": "packages", "task_id": UNBALANCED, "value": 0.5,
+         "details": {"domain": MARKUP + OSC8_LINK, "completed": True, "g_clipped": 0.2}},
+        {"suite": "packages", "task_id": "wrong types", "value": "big",
+         "details": "not a dict"},
+        {"suite": "packages", "task_id": "huge", "value": 1,
+         "details": {"completed": True, "domain": ["a", "list"]}},
+    ]) + "\n")
+    output = _finished_cleanly(_discoverygym("package", "summary", str(tmp_path)))
+    assert MARKUP + "click me" in output
+
+
 # -- the leaderboard at 80 columns ------------------------------------------------
 
 
