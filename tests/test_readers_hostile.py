@@ -264,3 +264,22 @@ def test_leaderboard_columns_option(ordinary_runs):
     bad = _discoverygym("leaderboard", str(ordinary_runs), "--columns", "n,bogus")
     assert bad.returncode == 2 and "Traceback" not in bad.stdout + bad.stderr
     assert "bogus" in bad.stdout and len(bad.stdout.strip().splitlines()) <= 2
+
+
+def test_calibration_markdown_keeps_a_hostile_task_id_in_its_cell():
+    """`calibrate --out table.md` writes task ids a package folder chose."""
+    from discoverygym.calibrate import AgentRate, CalibrationResult, TaskCalibration
+
+    roles = {"oracle": ["bisect"], "baselines": [], "no_science": [], "trivial": []}
+    hostile = "a|b\n| forged | row |`x`"
+    result = CalibrationResult(
+        suite="toy", seeds=[0], roles=roles, command="discoverygym calibrate toy",
+        tasks=[TaskCalibration(hostile, 0.0, {"bisect": AgentRate(1, 0)}, "too hard",
+                               "best oracle 0% < 80%")],
+        run_dirs={}, infrastructure_failures=[], elapsed_s=0.0)
+    lines = result.to_markdown().splitlines()
+    rows = [line for line in lines if line.startswith("|")]
+    assert len(rows) == 3  # header, rule, the one task
+    assert len(re.findall(r"(?<!\\)\|", rows[2])) == len(re.findall(r"\|", rows[0]))
+    flagged = next(line for line in lines if line.startswith("- "))
+    assert flagged.startswith("- `` a|b | forged | row |`x` ``: too hard")
