@@ -78,11 +78,12 @@ def hostile_run(tmp_path_factory) -> Path:
     return run
 
 
-def _discoverygym(*args: str, columns: int = 200, **env: str) -> subprocess.CompletedProcess:
+def _discoverygym(*args: str, columns: int = 200, timeout_s: float = 300,
+                  **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(TESTS), **env}
     environment.pop("FORCE_COLOR", None)
     return subprocess.run([sys.executable, "-m", "discoverygym.cli", *args],
-                          capture_output=True, text=True, timeout=300, env=environment,
+                          capture_output=True, text=True, timeout=timeout_s, env=environment,
                           encoding="utf-8", errors="replace")
 
 
@@ -283,3 +284,17 @@ def test_calibration_markdown_keeps_a_hostile_task_id_in_its_cell():
     assert len(re.findall(r"(?<!\\)\|", rows[2])) == len(re.findall(r"\|", rows[0]))
     flagged = next(line for line in lines if line.startswith("- "))
     assert flagged.startswith("- `` a|b | forged | row |`x` ``: too hard")
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["report"]])
+def test_a_records_file_that_never_ends_is_refused_not_read(tmp_path, command):
+    """A FIFO (or a link to /dev/zero) named records.jsonl would hang a reader."""
+    fifo_run, device_run = tmp_path / "fifo", tmp_path / "device"
+    fifo_run.mkdir()
+    device_run.mkdir()
+    os.mkfifo(fifo_run / "records.jsonl")
+    (device_run / "records.jsonl").symlink_to("/dev/zero")
+    for run in (fifo_run, device_run):
+        done = _discoverygym(*command, str(run), timeout_s=60)
+        assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr
+        assert "records.jsonl" in done.stdout

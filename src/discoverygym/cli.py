@@ -395,7 +395,7 @@ def report_cmd(
     """Write a self-contained HTML report (no network needed to view it)."""
     from .report import write_report
 
-    if not (run_dir / "records.jsonl").exists():
+    if not (run_dir / "records.jsonl").is_file():
         console.print(f"[red]error:[/red] {for_terminal(run_dir, 2000)} has no records.jsonl")
         raise typer.Exit(2)
     console.print(f"report: {for_terminal(write_report(run_dir, output), 2000)}")

@@ -23,12 +23,14 @@ TABLE_METRICS = ("n", "pass_rate", "pass_rate_se", "mean_score")
 
 
 def record_files(paths: list[str]) -> list[str]:
-    """records.jsonl files from run directories, files or glob patterns."""
+    """records.jsonl files from run directories, files or glob patterns. Only regular
+    files count: a FIFO or a link to /dev/zero in someone's run directory would hang
+    the reader."""
     files: list[str] = []
     for pattern in paths or ["runs/*"]:
         for match in sorted(glob.glob(pattern)) or [pattern]:
             p = Path(match)
-            if p.is_dir() and (p / "records.jsonl").exists():
+            if p.is_dir() and (p / "records.jsonl").is_file():
                 files.append(str(p / "records.jsonl"))
             elif p.is_file() and p.name.endswith(".jsonl"):
                 files.append(str(p))

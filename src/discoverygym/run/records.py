@@ -28,8 +28,9 @@ def read_records(path: Path, unreadable: list[int] | None = None) -> list[dict[s
     """All complete records in a JSONL file. A torn last line (a crash mid-write) is
     ignored, so resuming re-runs that episode; so is a line no reader could use (nested
     past what json can read, or an integer of thousands of digits). The numbers of the
-    lines ignored are appended to `unreadable` when given."""
-    if not path.exists():
+    lines ignored are appended to `unreadable` when given. Anything but a regular file (a
+    FIFO, a link to a device) reads as no records rather than hanging the reader."""
+    if not path.is_file():
         return []
     out = []
     with path.open() as fh:
