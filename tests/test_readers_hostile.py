@@ -145,6 +145,7 @@ def test_leaderboard_table_shows_hostile_names_inertly(hostile_run):
     assert len(output) < 100_000, "a 10 MB name is cut, not printed"
 
 
+@pytest.mark.slow  # a CLI in a subprocess over 20 MB of records
 def test_leaderboard_markdown_has_one_row_per_group(hostile_run):
     done = _discoverygym("leaderboard", str(hostile_run), "--by", "agent", "--format",
                          "markdown")
@@ -159,6 +160,7 @@ def test_leaderboard_markdown_has_one_row_per_group(hostile_run):
     assert "<script>" not in output and len(output) < 100_000
 
 
+@pytest.mark.slow  # a CLI in a subprocess over 20 MB of records
 def test_leaderboard_csv_has_no_controls(hostile_run):
     _finished_cleanly(_discoverygym("leaderboard", str(hostile_run), "--by", "agent",
                                     "--format", "csv"))
@@ -171,6 +173,7 @@ def test_leaderboard_counts_only_json_true_as_passed(hostile_run):
     assert by_agent["deep"]["n"] == 1  # DuckDB reads deep JSON; the record counts
 
 
+@pytest.mark.slow  # a CLI in a subprocess over 20 MB of records
 def test_report_of_a_hostile_run_is_inert(hostile_run, tmp_path):
     out = tmp_path / "report.html"
     _finished_cleanly(_discoverygym("report", str(hostile_run), "-o", str(out)))
@@ -251,6 +254,7 @@ def test_leaderboard_reads_at_80_columns(ordinary_runs):
     assert all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines[1:])
 
 
+@pytest.mark.slow  # three runs of the CLI in a subprocess
 def test_leaderboard_columns_option(ordinary_runs):
     wide = _finished_cleanly(_discoverygym("leaderboard", str(ordinary_runs), "--columns",
                                            "all", columns=250))
