@@ -131,6 +131,8 @@ def test_html_text_and_links():
     assert safe_href("https://example.org/a?b=<c>") == "https://example.org/a?b=&lt;c&gt;"
     assert safe_href("http://x.org") == "http://x.org"
     assert safe_href("transcripts/ep-1.html") == "transcripts/ep-1.html"
+    assert safe_href(" runs/my run/t.html\n") == "runs/my%20run/t.html"
+    assert safe_href("java script:alert(1)") is None  # without its spaces, a scheme: refused
     assert strip_controls("a\r\nb", keep_newlines=True) == "a\nb"
 
 

@@ -116,8 +116,9 @@ def safe_href(url: Any) -> str | None:
         return None
     as_read = re.sub(r"[\x00-\x20\x7f-\x9f]", "", url)
     match = _SCHEME.match(as_read)
-    if match and match.group(1).lower() not in ALLOWED_SCHEMES:
+    if not as_read or (match and match.group(1).lower() not in ALLOWED_SCHEMES):
         return None
-    if not as_read:
-        return None
-    return html.escape(as_read, quote=True)
+    # The address itself keeps its spaces (encoded: "my file.html" still works) and
+    # loses the controls; "%" cannot stand in a scheme, so this reads as it was checked.
+    address = re.sub(r"[\x00-\x1f\x7f-\x9f]", "", url).strip().replace(" ", "%20")
+    return html.escape(address, quote=True)
