@@ -256,7 +256,7 @@ def test_leaderboard_reads_at_80_columns(ordinary_runs):
     assert all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines[1:])
 
 
-@pytest.mark.slow  # three runs of the CLI in a subprocess
+@pytest.mark.slow  # four runs of the CLI in a subprocess
 def test_leaderboard_columns_option(ordinary_runs):
     wide = _finished_cleanly(_discoverygym("leaderboard", str(ordinary_runs), "--columns",
                                            "all", columns=250))
@@ -271,6 +271,9 @@ def test_leaderboard_columns_option(ordinary_runs):
     bad = _discoverygym("leaderboard", str(ordinary_runs), "--columns", "n,bogus")
     assert bad.returncode == 2 and "Traceback" not in bad.stdout + bad.stderr
     assert "bogus" in bad.stdout and len(bad.stdout.strip().splitlines()) <= 2
+    bad = _discoverygym("leaderboard", str(ordinary_runs), "--format", "xml")
+    assert bad.returncode == 2 and "Traceback" not in bad.stdout + bad.stderr
+    assert len(bad.stdout.strip().splitlines()) == 1
 
 
 def test_calibration_markdown_keeps_a_hostile_task_id_in_its_cell():

@@ -327,8 +327,20 @@ def leaderboard_cmd(
         = None,
 ):
     """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
-    from .run.leaderboard import METRICS, TABLE_METRICS, choose_columns, format_rows, leaderboard
+    from .run.leaderboard import (
+        FORMATS,
+        METRICS,
+        TABLE_METRICS,
+        choose_columns,
+        format_rows,
+        leaderboard,
+        terminal_table,
+    )
 
+    if fmt not in FORMATS:
+        console.print(f"[red]error:[/red] unknown --format {for_terminal(repr(fmt))}; choose "
+                      f"{', '.join(FORMATS)}.")
+        raise typer.Exit(2)
     keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
         rows = leaderboard(list(runs or []), keys)
@@ -340,50 +352,7 @@ def leaderboard_cmd(
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
         return
-    console.print(_leaderboard_table(rows, keys, console.width))
-
-
-def _leaderboard_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> Table:
-    """The leaderboard as a Rich table that fits `width` columns. Names (the group keys)
-    fold onto more lines instead of ending in "…"; figures keep their full width (a
-    folded number misreads), under headers put one word per line when one line is too
-    wide; figures that still do not fit beside the names are left out, and the caption
-    says which."""
-    from .run.leaderboard import METRIC_LABELS
-
-    cols = list(rows[0]) if rows else []
-    cells = [["–" if v is None else f"{v:.3g}" if isinstance(v, float) else for_terminal(v)
-              for v in r.values()] for r in rows]
-    names = [i for i, c in enumerate(cols) if c in keys]
-    labels = {i: METRIC_LABELS.get(c, c) for i, c in enumerate(cols) if c not in keys}
-
-    def widths(header: dict[int, str]) -> dict[int, int]:
-        return {i: max([*(len(line) for line in header[i].splitlines()),
-                        *(len(row[i]) for row in cells)]) for i in header}
-
-    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
-        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
-
-    figures = widths(labels)
-    if needed(figures) > width:
-        labels = {i: label.replace(" ", "\n") for i, label in labels.items()}
-        figures = widths(labels)
-    left_out = []
-    while needed(figures) > width and len(figures) > 1:
-        last = max(figures)
-        left_out.insert(0, labels[last].replace("\n", " "))
-        del figures[last]
-    caption = (f"not shown at {width} columns: {', '.join(left_out)} (widen the terminal "
-               "or choose --columns)") if left_out else None
-    table = Table(title="leaderboard", caption=caption)
-    for i in names:
-        table.add_column(for_terminal(cols[i]), overflow="fold")
-    for i in sorted(figures):
-        table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
-                         justify="right", no_wrap=True, min_width=figures[i])
-    for row in cells:
-        table.add_row(*(row[i] for i in [*names, *sorted(figures)]))
-    return table
+    console.print(terminal_table(rows, keys, console.width))
 
 
 @app.command("report")

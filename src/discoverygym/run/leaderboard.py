@@ -18,6 +18,8 @@ METRIC_LABELS = {"n": "n", "n_passed": "passed", "pass_rate": "pass rate",
                  "mean_observations": "mean obs", "mean_tool_calls": "mean tool calls",
                  "mean_tokens": "mean tokens", "total_usd": "total usd",
                  "mean_wall_s": "mean wall s"}
+#: The output formats of `discoverygym leaderboard`.
+FORMATS = ("table", "csv", "json", "markdown")
 # What the terminal table shows unless asked (`--columns`): it fits 80 columns.
 TABLE_METRICS = ("n", "pass_rate", "pass_rate_se", "mean_score")
 
@@ -118,8 +120,53 @@ def choose_columns(rows: list[dict[str, Any]], by: list[str], columns: str | Non
     return [{k: r[k] for k in keep if k in r} for r in rows]
 
 
+def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> Any:
+    """The leaderboard as a Rich table that fits `width` columns. Names (the group keys)
+    fold onto more lines instead of ending in "…"; figures keep their full width (a
+    folded number misreads) and their headers go one word per line when one line is too
+    wide; figures that still do not fit beside the names are left out, and the caption
+    says which. Every string from a record is made inert for the terminal."""
+    from rich.table import Table
+
+    from ..core.escape import for_terminal
+
+    cols = list(rows[0]) if rows else []
+    cells = [["–" if v is None else f"{v:.3g}" if isinstance(v, float) else for_terminal(v)
+              for v in r.values()] for r in rows]
+    names = [i for i, c in enumerate(cols) if c in keys]
+    labels = {i: METRIC_LABELS.get(c, c) for i, c in enumerate(cols) if c not in keys}
+
+    def widths(header: dict[int, str]) -> dict[int, int]:
+        return {i: max([*(len(line) for line in header[i].splitlines()),
+                        *(len(row[i]) for row in cells)]) for i in header}
+
+    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
+        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
+
+    figures = widths(labels)
+    if needed(figures) > width:
+        labels = {i: label.replace(" ", "\n") for i, label in labels.items()}
+        figures = widths(labels)
+    left_out = []
+    while needed(figures) > width and len(figures) > 1:
+        last = max(figures)
+        left_out.insert(0, labels[last].replace("\n", " "))
+        del figures[last]
+    caption = (f"not shown at {width} columns: {', '.join(left_out)} (widen the terminal "
+               "or choose --columns)") if left_out else None
+    table = Table(title="leaderboard", caption=caption)
+    for i in names:
+        table.add_column(for_terminal(cols[i]), overflow="fold")
+    for i in sorted(figures):
+        table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
+                         justify="right", no_wrap=True, min_width=figures[i])
+    for row in cells:
+        table.add_row(*(row[i] for i in [*names, *sorted(figures)]))
+    return table
+
+
 def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
-    """Render rows as csv, json or markdown (the table format is Rich's, in the CLI).
+    """Render rows as csv, json or markdown (the terminal table is `terminal_table`).
     Strings come from records anyone may have written: markdown cells are escaped so
     they stay one cell of one row, and csv cells lose terminal escape sequences and
     control characters (json escapes them itself)."""
