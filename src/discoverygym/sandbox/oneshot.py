@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import time
@@ -11,16 +12,80 @@ from .config import IsolatedResult, SandboxConfig
 from .isolation import Layout, python_executable, resolve_level, sandbox_command, terminate
 
 SCRIPT_NAME = "main.py"
+#: How long output is still read after the script's process ended (its pipes may be
+#: held open by a process it left behind, which is then killed).
+EXIT_GRACE_S = 0.5
 
 
-def _read_limited(path: str, limit: int) -> bytes:
-    """At most `limit` bytes of a captured stream, with a note when it was longer."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        data = fh.read(limit)
-    if size > limit:
-        data += f"\n[... output truncated: {size} bytes in total ...]\n".encode()
-    return data
+class _Capture:
+    """One output stream of the sandbox, kept up to `limit` bytes; the rest is read
+    and dropped (so the writer never blocks) and only counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+
+    def value(self) -> bytes:
+        data = bytes(self.kept)
+        if self.total > self.limit:
+            data += f"\n[... output truncated: {self.total} bytes in total ...]\n".encode()
+        return data
+
+
+def _exchange(proc: subprocess.Popen, stdin: bytes, limit: int,
+              deadline: float) -> tuple[_Capture, _Capture, bool]:
+    """Feed `stdin` and read stdout and stderr (each bounded) until both end, the
+    process has exited and EXIT_GRACE_S passed (a detached child may hold the pipes),
+    or `deadline`. Returns (stdout, stderr, timed out)."""
+    out, err = _Capture(limit), _Capture(limit)
+    sel = selectors.DefaultSelector()
+    assert proc.stdin and proc.stdout and proc.stderr
+    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in captures:
+        sel.register(fd, selectors.EVENT_READ)
+    pending = memoryview(stdin)
+    if pending:
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
+    exited_at: float | None = None
+    try:
+        while captures:
+            now = time.monotonic()
+            if now >= deadline:
+                return out, err, True
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break
+            for key, _ in sel.select(timeout=min(0.1, deadline - now)):
+                fd = key.fd
+                if fd in captures:
+                    chunk = os.read(fd, 1 << 20)
+                    if chunk:
+                        captures[fd].add(chunk)
+                    else:
+                        sel.unregister(fd)
+                        del captures[fd]
+                    continue
+                try:
+                    pending = pending[os.write(fd, pending[:1 << 16]):]
+                except (BrokenPipeError, OSError):
+                    pending = pending[:0]
+                if not pending:
+                    sel.unregister(fd)
+                    proc.stdin.close()
+    finally:
+        sel.close()
+    return out, err, False
 
 
 def _killed_reason(returncode: int | None, timed_out: bool) -> str | None:
@@ -58,27 +123,33 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
                 os.chown(target, layout.uid, layout.gid)
         python = python_executable(config)
         cmd, _, env = sandbox_command(level, config, layout, [python, "-I", SCRIPT_NAME])
-        out_path, err_path = layout.root / "stdout", layout.root / "stderr"
-        stdin_path = layout.root / "stdin"
-        stdin_path.write_bytes(stdin)
         started = time.perf_counter()
-        timed_out = False
-        with open(out_path, "wb") as out, open(err_path, "wb") as err, \
-                open(stdin_path, "rb") as sin:
-            proc = subprocess.Popen(cmd, stdin=sin, stdout=out, stderr=err, env=env,
-                                    cwd=layout.root, start_new_session=True)
-            try:
-                returncode: int | None = proc.wait(timeout=config.time_limit_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                returncode = None
+        deadline = time.monotonic() + float(config.time_limit_s)
+        # Pipes, never host files: the sandboxed process holds no descriptor to a host
+        # file, and what it prints is read with a bound.
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, cwd=layout.root,
+                                start_new_session=True)
+        try:
+            out, err, timed_out = _exchange(proc, stdin, int(config.output_limit_chars),
+                                            deadline)
+            returncode: int | None = None
+            if not timed_out:
+                try:
+                    returncode = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+        finally:
+            # Every process of the run is gone before anything it produced is used.
             terminate(proc, layout)
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
         duration = time.perf_counter() - started
-        limit = int(config.output_limit_chars)
         return IsolatedResult(
             returncode=returncode,
-            stdout=_read_limited(str(out_path), limit),
-            stderr=_read_limited(str(err_path), limit),
+            stdout=out.value(),
+            stderr=err.value(),
             timed_out=timed_out,
             killed_reason=_killed_reason(returncode, timed_out),
             isolation=level,
