@@ -23,8 +23,8 @@ At every level: the environment is built from an allow-list (no API keys) and re
 limits apply (address space, CPU, processes, file size). At every level but
 rlimits-only, when the host runs as root the sandboxed process drops to a uid of its
 own, so RLIMIT_NPROC is enforced, root-only files are unreadable, and the whole
-sandbox can be killed by uid. A task that needs more than a level gives names its
-minimum (`SandboxConfig.minimum_isolation`): below it nothing runs."""
+sandbox can be killed by uid. Work that must not run below some level names it
+(`SandboxConfig.minimum_isolation`): below it nothing runs."""
 
 from __future__ import annotations
 
@@ -229,8 +229,8 @@ class Layout:
         bind_paths(config)  # a bad bind is refused before anything is changed on disk
         drop = _can_drop_privileges(level, config)
         if level == "rlimits-uid" and not drop:
-            raise SandboxUnavailable("isolation level 'rlimits-uid' needs a root host and an "
-                                     "interpreter every user can reach")
+            raise SandboxUnavailable("isolation level 'rlimits-uid' needs a root host (to "
+                                     "run the sandbox as a uid of its own)")
         root = Path(tempfile.mkdtemp(prefix="discoverygym-sandbox-"))
         home, tmp = root / "home", root / "tmp"
         home.mkdir()
