@@ -297,9 +297,12 @@ def test_a_one_shot_run_holds_no_host_file_and_its_output_is_bounded(level):
                          config=SandboxConfig(preload={}, output_limit_chars=1000,
                                               time_limit_s=60))
     assert time.monotonic() - started < 60 and not flood.timed_out
+    # the first 1000 bytes are kept; past file_size_mb (64 MiB, what a file could hold)
+    # the host closes the stream and the flood's next write fails
     assert flood.stdout.startswith(b"y" * 1000) and len(flood.stdout) < 1100
-    assert b"209715200 bytes in total" in flood.stdout
-    assert b"209715200 bytes in total" in flood.stderr
+    assert b"the stream was closed after" in flood.stdout
+    assert flood.returncode != 0 and b"BrokenPipeError" not in flood.stdout
+    assert len(flood.stderr) < 1100
 
 
 def test_stdin_reaches_the_script_through_a_pipe(level):

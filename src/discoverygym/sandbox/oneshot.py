@@ -19,12 +19,16 @@ EXIT_GRACE_S = 0.5
 
 class _Capture:
     """One output stream of the sandbox, kept up to `limit` bytes; the rest is read
-    and dropped (so the writer never blocks) and only counted."""
+    and dropped (so the writer does not block) and only counted, up to `close_after`
+    bytes: then the host closes its end and the writer's next write fails (EPIPE), as
+    writing past RLIMIT_FSIZE failed when the streams were files."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, close_after: int) -> None:
         self.limit = limit
+        self.close_after = close_after
         self.kept = bytearray()
         self.total = 0
+        self.closed = False
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
@@ -32,21 +36,29 @@ class _Capture:
         if room > 0:
             self.kept += chunk[:room]
 
+    @property
+    def full(self) -> bool:
+        return self.total >= self.close_after
+
     def value(self) -> bytes:
         data = bytes(self.kept)
-        if self.total > self.limit:
+        if self.closed:
+            data += (f"\n[... output truncated: the stream was closed after {self.total} "
+                     "bytes ...]\n").encode()
+        elif self.total > self.limit:
             data += f"\n[... output truncated: {self.total} bytes in total ...]\n".encode()
         return data
 
 
-def _exchange(proc: subprocess.Popen, stdin: bytes, limit: int,
+def _exchange(proc: subprocess.Popen, stdin: bytes, limit: int, close_after: int,
               deadline: float) -> tuple[_Capture, _Capture, bool]:
     """Feed `stdin` and read stdout and stderr (each bounded) until both end, the
     process has exited and EXIT_GRACE_S passed (a detached child may hold the pipes),
     or `deadline`. Returns (stdout, stderr, timed out)."""
-    out, err = _Capture(limit), _Capture(limit)
+    out, err = _Capture(limit, close_after), _Capture(limit, close_after)
     sel = selectors.DefaultSelector()
     assert proc.stdin and proc.stdout and proc.stderr
+    streams = {proc.stdout.fileno(): proc.stdout, proc.stderr.fileno(): proc.stderr}
     captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     for fd in captures:
         sel.register(fd, selectors.EVENT_READ)
@@ -70,11 +82,14 @@ def _exchange(proc: subprocess.Popen, stdin: bytes, limit: int,
                 fd = key.fd
                 if fd in captures:
                     chunk = os.read(fd, 1 << 20)
-                    if chunk:
-                        captures[fd].add(chunk)
-                    else:
+                    capture = captures[fd]
+                    capture.add(chunk)
+                    if not chunk or capture.full:
                         sel.unregister(fd)
                         del captures[fd]
+                        if chunk:
+                            capture.closed = True
+                            streams[fd].close()
                     continue
                 try:
                     pending = pending[os.write(fd, pending[:1 << 16]):]
@@ -107,7 +122,8 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
 
     `files` (relative name -> bytes) are written into the private working directory
     first; the script itself is `main.py` there. stdout/stderr are cut to
-    config.output_limit_chars bytes. The run is killed after config.time_limit_s."""
+    config.output_limit_chars bytes, and closed after config.file_size_mb MiB each.
+    The run is killed after config.time_limit_s."""
     config = config or SandboxConfig()
     level = resolve_level(config)
     layout = Layout.create(level, config)
@@ -132,7 +148,7 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
                                 start_new_session=True)
         try:
             out, err, timed_out = _exchange(proc, stdin, int(config.output_limit_chars),
-                                            deadline)
+                                            int(config.file_size_mb) << 20, deadline)
             returncode: int | None = None
             if not timed_out:
                 try:
