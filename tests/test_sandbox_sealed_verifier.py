@@ -360,3 +360,18 @@ def test_every_process_of_a_uid_run_is_gone_when_it_returns(monkeypatch):
                           config=SandboxConfig(preload={}))
     uid = int(result.stdout.split()[0])
     assert uid != os.getuid() and processes_of_uid(uid) == []
+
+
+@needs_root
+@pytest.mark.skipif("rlimits-uid" not in WORKING, reason="no uid level here")
+def test_the_interpreter_at_the_uid_level_cannot_read_the_package_and_unseals(monkeypatch):
+    monkeypatch.setenv(LEVEL_ENV, "rlimits-uid")
+    problems = paths.package_dir() / "suites" / "tpbench" / "problems"
+    with Interpreter(config=SandboxConfig(time_limit_s=30)) as py:
+        assert py.isolation == "rlimits-uid" and "WEAK SANDBOX" in py.isolation_warning
+        out = py.execute(f"import os\ntry:\n    print(len(os.listdir({str(problems)!r})))\n"
+                         "except OSError as exc:\n    print('denied', exc.errno)")
+        assert out.stdout.strip() == "denied 13", out
+        uid, sealed = py._layout.uid, list(py._layout.sealed)
+        assert any(seal.denied(p, uid) for p in sealed)
+    assert not any(seal.denied(p, uid) for p in sealed)  # lifted when it closed
