@@ -48,9 +48,24 @@ def test_training_draws_procedural_worlds_and_evaluation_the_published_ones():
     assert [(s.options["world"], s.seed) for s in evaluation] == [
         ("A", EVAL_SEED_START), ("B", EVAL_SEED_START)]
     assert not any("world_seed" in s.options for s in evaluation)
-    # a chosen world stays fixed in training, on training seeds
-    fixed = list(itertools.islice(train_specs("gravity", {"tasks": "period", "worlds": "A"}), 2))
-    assert [(s.options["world"], s.seed) for s in fixed] == [("A", 0), ("A", 1)]
+
+
+@pytest.mark.parametrize("suite, raw, message", [
+    ("gravity", {"tasks": "period", "worlds": "A"}, "--worlds would train on a chosen"),
+    ("gravity", {"worlds": "A,PM1"}, "--worlds"),
+    ("gravity", {"world-seed": "3"}, "--world-seed"),
+    ("mad", {"world": "classical"}, "--world"),
+    ("mad", {}, "truths do not depend on the seed"),
+    ("tpbench", {"level": "1"}, "for --split eval only"),
+    ("packages", {}, "for --split eval only"),
+])
+def test_training_never_holds_an_evaluation_world_or_a_published_truth(suite, raw, message):
+    """`--split train --worlds A` trained on evaluation world A without a word; a suite
+    whose tasks are a fixed bank trained on the evaluation answers."""
+    with pytest.raises(ValueError, match=message):
+        train_specs(suite, raw)
+    with pytest.raises(ValueError, match=message):
+        split_specs(suite, "train", raw)
 
 
 def test_a_world_seed_that_could_be_a_training_world_is_refused_for_evaluation():

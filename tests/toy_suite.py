@@ -72,6 +72,7 @@ class ToySuite(Suite):
     agent_note = "The hidden number is a real number; a probe tells you which side it is on."
     agent_limits = AgentLimits(messages=60, tokens=1_000_000, time_s=300)
     python_limits = PythonLimits(time_limit_s=20, cpu_s=120)
+    seed_draws_truth = True  # the hidden number is drawn from the seed
 
     def tasks(self) -> list[TaskInfo]:
         return [TaskInfo("guess")]
