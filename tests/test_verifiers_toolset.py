@@ -102,7 +102,7 @@ def test_a_resent_call_is_charged_once_and_identical_calls_each_once():
     _call(toolset, state, "probe", {"x": 10.0})  # c4: a second call, not a resend
     _call(toolset, state, "probe", {"x": 10.0})  # c4 resent
     assert toolset.episode.usage.observations == 4
-    assert set(toolset.ledger.answers) == {"c1", "c2", "c3", "c4"}
+    assert set(toolset.ledger.answers) == {"0:c1", "0:c2", "0:c3", "0:c4"}
     assert toolset.episode.usage.tool_calls == 4  # resends are not calls either
 
 
@@ -157,6 +157,53 @@ def test_the_task_notes_proposed_calls_and_refuses_what_no_tool_takes():
     assert [c.id for c in trace.state.calls] == ["a"]
     assert trace.state.calls[0].arguments == canonical({"x": 5})
     assert [r.id for r in trace.state.refused] == ["b", "c", "d", "e"]
+
+
+def test_an_id_reused_in_a_later_turn_goes_through_the_same_checks():
+    """The attack: turn 1 calls probe with id "a"; turn 2 reuses "a" with 5,000-deep
+    arguments. Checked only by id, the second call skipped the Task's checks and
+    reached the tool server (whose ledger took it for a resend of the first: a free
+    answer). Known by (turn, id), it is refused, and a valid reuse is a new call."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    toolset, state = _toolset(), EpisodeState(tools=["probe", "submit"])
+    trace = _trace(task, state)
+
+    def propose(history: list, call: vf.ToolCall) -> list:
+        turn = [*history, vf.AssistantMessage(tool_calls=[call])]
+        probe = vf.ToolMessage(tool_call_id=call.id, name=call.name, content="")
+        out = task.identify_call(vf.Request(messages=[*turn, probe]), trace)
+        return turn, (None if out is None else out.messages[-1].content)
+
+    history = [vf.UserMessage(content="prompt")]
+    history, verdict = propose(history, vf.ToolCall(id="a", name="probe", arguments='{"x": 5}'))
+    assert verdict is None
+    _call(toolset, state, "probe", {"x": 5})
+    history.append(vf.ToolMessage(tool_call_id="a", name="probe", content="above"))
+    deep = vf.ToolCall(id="a", name="probe", arguments="[" * 5000 + "]" * 5000)
+    history, verdict = propose(history, deep)
+    assert "Nothing was charged" in verdict and "nested" in verdict
+    history.append(vf.ToolMessage(tool_call_id="a", name="probe", content=verdict))
+    again = vf.ToolCall(id="a", name="probe", arguments='{"x": 5}')
+    history, verdict = propose(history, again)
+    assert verdict is None
+    assert [(c.turn, c.id) for c in state.calls] == [(1, "a"), (3, "a")]
+    assert [(r.turn, r.id) for r in state.refused] == [(2, "a")]
+    _call(toolset, state, "probe", {"x": 5})  # turn 3: a call of its own, charged
+    assert toolset.episode.usage.observations == 2
+
+
+def test_call_ids_are_bounded_in_the_rollout_state():
+    """A 1 MB call id made a 1 MB rollout state, which travels whole with every call."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState(tools=["probe", "submit"]))
+    huge = "i" * 1_000_000
+    for name, arguments in (("probe", '{"x": 5}'), ("teleport", "{}")):
+        call = vf.ToolCall(id=huge + name, name=name, arguments=arguments)
+        turn = [vf.UserMessage(content="prompt"), vf.AssistantMessage(tool_calls=[call])]
+        probe = vf.ToolMessage(tool_call_id=call.id, name=name, content="")
+        task.identify_call(vf.Request(messages=[*turn, probe]), trace)
+    assert len(trace.state.calls) == len(trace.state.refused) == 1
+    assert len(trace.state.model_dump_json()) < 2000
 
 
 def test_reward_metrics_and_stop_read_the_record_from_the_state():

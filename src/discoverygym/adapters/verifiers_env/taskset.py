@@ -18,7 +18,7 @@ from verifiers.v1.harnesses.null import NullHarness
 from ...core import AgentLimits, EpisodeSpec, get_suite
 from ...core.bounded import UnsafeInput, clip, loads, quote
 from ...core.record import episode_key
-from .calls import canonical
+from .calls import bounded_id, canonical
 from .selection import split_specs
 from .state import EpisodeState, ProposedCall, Refusal
 from .toolset import EpisodeToolset, EpisodeToolsetConfig
@@ -62,21 +62,22 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
     @vf.intercept
     def identify_call(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
         """Runs once per proposed call before the harness sees the model's turn: notes
-        the call's id for the tool server (charging is per call id), or refuses a call
-        no tool could take (unreadable arguments, unknown tool) with a short error that
-        costs nothing and counts as one of the episode's tool errors."""
+        the call (its turn and bounded id) for the tool server (charging is per call),
+        or refuses a call no tool could take (unreadable arguments, unknown tool) with a
+        short error that costs nothing and counts as one of the episode's tool errors.
+        A call is known by its turn and id, so an id the model reuses in a later turn
+        goes through the same checks."""
         last = request.messages[-1] if request.messages else None
         if not isinstance(last, vf.ToolMessage):
             return None
+        found = _issuing_call(request.messages[:-1], last.tool_call_id)
+        if found is None:
+            return None
+        turn, call = found
+        call_id = bounded_id(call.id)
         state = trace.state
-        if any(c.id == last.tool_call_id for c in state.calls) or any(
-                r.id == last.tool_call_id for r in state.refused):
-            return None
-        call = next((c for m in reversed(request.messages[:-1])
-                     if isinstance(m, vf.AssistantMessage)
-                     for c in m.tool_calls or [] if c.id == last.tool_call_id), None)
-        if call is None:
-            return None
+        if any(c.turn == turn and c.id == call_id for c in [*state.calls, *state.refused]):
+            return None  # the same call again (the harness's next request)
         reason = None
         try:
             arguments = loads(call.arguments or "{}", what="the argument text")
@@ -88,10 +89,11 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
             elif state.tools and call.name not in state.tools:
                 reason = f"there is no such tool; tools: {', '.join(state.tools)}"
         if reason is None:
-            state.calls.append(ProposedCall(id=call.id, name=call.name,
+            state.calls.append(ProposedCall(turn=turn, id=call_id, name=call.name,
                                             arguments=canonical(arguments)))
             return None
-        state.refused.append(Refusal(id=call.id, name=clip(call.name, 80), reason=reason))
+        state.refused.append(Refusal(turn=turn, id=call_id, name=clip(call.name, 80),
+                                     reason=reason))
         refused = last.model_copy(update={"content": _refusal_text(call.name, reason)})
         return request.model_copy(update={"messages": [*request.messages[:-1], refused]})
 
@@ -121,6 +123,19 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         usage = record["usage"]
         return {"passed": float(bool(record["passed"])),
                 **{k: float(usage.get(k, 0)) for k in USAGE_METRICS}}
+
+
+def _issuing_call(messages: list[Any], call_id: str) -> tuple[int, Any] | None:
+    """The latest proposed call with `call_id` before a tool result, and its turn (the
+    number of assistant messages up to the one that proposed it)."""
+    turns = sum(isinstance(m, vf.AssistantMessage) for m in messages)
+    for message in reversed(messages):
+        if isinstance(message, vf.AssistantMessage):
+            for call in message.tool_calls or []:
+                if call.id == call_id:
+                    return turns, call
+            turns -= 1
+    return None
 
 
 def episode_record(trace: vf.Trace) -> dict[str, Any] | None:

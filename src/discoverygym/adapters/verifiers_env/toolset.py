@@ -110,8 +110,8 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         """Calls the Task refused before they ran count as the episode's tool errors,
         as on every other door (`Episode.refuse`)."""
         for refusal in state.refused:
-            if refusal.id not in self._refusals_seen and self.episode is not None:
-                self._refusals_seen.add(refusal.id)
+            if refusal.key not in self._refusals_seen and self.episode is not None:
+                self._refusals_seen.add(refusal.key)
                 self.episode.refuse(refusal.name, refusal.reason)
 
     def _write_record(self, state: EpisodeState, error: str | None) -> None:
