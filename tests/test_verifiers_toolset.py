@@ -30,6 +30,7 @@ from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
     DiscoveryTaskset,
     DiscoveryTasksetConfig,
     episode_record,
+    settle_errored,
     task_data,
 )
 from discoverygym.adapters.verifiers_env.toolset import (  # noqa: E402
@@ -192,6 +193,24 @@ def test_an_id_reused_in_a_later_turn_goes_through_the_same_checks():
     assert toolset.episode.usage.observations == 2
 
 
+def test_a_turn_nested_deeper_than_verifiers_can_carry_ends_the_rollout():
+    """5,000-deep arguments crashed the rollout in verifiers' own interception server
+    once the harness sent them back; the Task's response stop ends it first."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+
+    def turn(*arguments: str) -> vf.Response:
+        calls = [vf.ToolCall(id=f"c{i}", name="probe", arguments=a)
+                 for i, a in enumerate(arguments)]
+        return vf.Response(id="r", created=0, model="m", finish_reason="tool_calls",
+                           message=vf.AssistantMessage(tool_calls=calls))
+    assert task.unreadable_turn(turn('{"x": ' + "[" * 5000 + "]" * 5000 + "}"))
+    assert task.unreadable_turn(turn('{"x": 1}', '{"x": ' + "{\"a\": " * 300 + "1" + "}" * 301))
+    assert not task.unreadable_turn(turn('{"x": ' + "[" * 50 + "]" * 50 + "}"))
+    assert not task.unreadable_turn(turn(json.dumps({"x": "[" * 5000 + '\\"' + "{" * 5000})))
+    assert not task.unreadable_turn(vf.Response(id="r", created=0, model="m", finish_reason="stop",
+                                                message=vf.AssistantMessage(content="hi")))
+
+
 def test_call_ids_are_bounded_in_the_rollout_state():
     """A 1 MB call id made a 1 MB rollout state, which travels whole with every call."""
     task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
@@ -226,6 +245,29 @@ def test_a_rollout_that_left_no_record_scores_zero_with_the_reason():
     assert asyncio.run(task.episode_score(trace)) == 0.0
     assert trace.info["record"] is None and "no record" in trace.info["record_error"]
     assert episode_record(trace) is None
+
+
+def test_an_errored_rollout_is_settled_as_a_failed_record_with_reward_0():
+    """verifiers skips scoring an errored rollout: no reward, no record, left out of a
+    mean. The harness's cleanup settles it: a failed record saying why, reward 0."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState())
+    trace.record_error(RuntimeError("Traceback (most recent call last):\n  File x\n"
+                                    "openai.InternalServerError: Error code: 502"))
+    settle_errored(trace)
+    record = trace.info["record"]
+    assert trace.rewards["episode_score"].score == 0.0 and trace.metrics["passed"] == 0.0
+    assert (record["suite"], record["seed"], record["passed"]) == ("toy", 3, False)
+    assert record["error"].startswith("the rollout ended in an error: RuntimeError: ")
+    assert record["error"].endswith("Error code: 502")
+    passed = _trace(task, EpisodeState(done=True, record_json=json.dumps(
+        {"passed": True, "score": 1.0, "error": None, "usage": {"observations": 3}})))
+    passed.ok = True  # as verifiers sets it before the harness's cleanup
+    settle_errored(passed)
+    assert not passed.rewards and "record" not in passed.info  # left to scoring
+    passed.record_error(RuntimeError("later"))
+    settle_errored(passed)
+    assert not passed.info["record"]["passed"] and passed.metrics["observations"] == 3.0
 
 
 def test_the_taskset_is_the_split_and_its_tasks_carry_the_prompt_not_the_truth():

@@ -3,6 +3,7 @@ guess a hidden number with a `probe` tool (budgeted) and `submit`."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,10 @@ from discoverygym.core import (
     ToolResult,
     ToolSpec,
 )
+
+#: Set in a verifiers rollout's environment, the episode's tool server (a process with
+#: VF_CONFIG) cannot build the episode: a tool server that cannot start.
+BROKEN_TOOL_SERVER = "TOY_BROKEN_TOOL_SERVER"
 
 
 class GuessEpisode(Episode):
@@ -78,6 +83,8 @@ class ToySuite(Suite):
         return [TaskInfo("guess")]
 
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> Episode:
+        if os.environ.get(BROKEN_TOOL_SERVER) and "VF_CONFIG" in os.environ:
+            raise RuntimeError("the toy simulator is broken on this machine")
         return GuessEpisode(task_id, seed, int(options.get("budget", 10)))
 
     def plan(self, **options: Any) -> list[EpisodeSpec]:

@@ -21,8 +21,11 @@ from ...core.record import episode_key
 from .calls import bounded_id, canonical
 from .selection import split_specs
 from .state import EpisodeState, ProposedCall, Refusal
-from .toolset import EpisodeToolset, EpisodeToolsetConfig
+from .toolset import NO_ANSWER, EpisodeToolset, EpisodeToolsetConfig, unbuilt_record
 
+#: Call arguments nested deeper than this end the rollout (`unreadable_turn`): far below
+#: the depth at which verifiers' servers fail to decode a request, far above any tool's.
+MAX_CARRIED_DEPTH = 200
 USAGE_METRICS = ("observations", "cost", "submissions", "tool_calls", "tool_errors")
 
 
@@ -98,6 +101,16 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         return request.model_copy(update={"messages": [*request.messages[:-1], refused]})
 
     @vf.stop
+    def unreadable_turn(self, response: vf.Response) -> bool:
+        """A turn whose call arguments are nested deeper than verifiers' own servers can
+        decode: sent back with the next request it crashed the rollout (a 502 from the
+        interception server), so it ends the rollout here, before the harness sees it.
+        The episode ends without an answer. Shallower bad arguments are refused call by
+        call (`identify_call`) and the episode goes on."""
+        calls = response.message.tool_calls or []
+        return any(_nesting(call.arguments or "") > MAX_CARRIED_DEPTH for call in calls)
+
+    @vf.stop
     def episode_over(self, trace: vf.Trace) -> bool:
         """The episode has ended (an answer was submitted): no further model turn."""
         return trace.state.done
@@ -123,6 +136,30 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         usage = record["usage"]
         return {"passed": float(bool(record["passed"])),
                 **{k: float(usage.get(k, 0)) for k in USAGE_METRICS}}
+
+
+def _nesting(text: str) -> int:
+    """How deep JSON-like text nests arrays and objects (brackets in strings aside)."""
+    if text.count("[") + text.count("{") <= MAX_CARRIED_DEPTH:
+        return 0  # cannot be deeper: the common case, without a scan
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _issuing_call(messages: list[Any], call_id: str) -> tuple[int, Any] | None:
@@ -205,4 +242,51 @@ class DiscoveryTaskset(vf.Taskset[DiscoveryTask, DiscoveryTasksetConfig]):
 class DiscoveryHarness(NullHarness):
     """The default harness: verifiers' plain chat loop, whose only tools are the
     episode's (a shell harness would run the model's commands on the rollout's machine,
-    where the truth is cached)."""
+    where the truth is cached). Its cleanup, which verifiers runs after every rollout,
+    errored ones included, settles an errored rollout (`settle_errored`)."""
+
+    async def cleanup(self, trace: vf.Trace, runtime: Any) -> None:
+        await super().cleanup(trace, runtime)
+        settle_errored(trace)
+
+
+def _error_cause(trace: vf.Trace) -> str:
+    """The last error in one line: its type and, of a traceback, the final line."""
+    last = trace.last_error
+    if last is None:
+        return "an unknown error"
+    lines = [line.strip() for line in (last.message or "").splitlines() if line.strip()]
+    text = lines[0] if len(lines) <= 1 else f"{lines[0][:120]} ... {lines[-1]}"
+    return clip(f"{last.type}: {text}", 400)
+
+
+def settle_errored(trace: vf.Trace) -> None:
+    """An errored rollout (the model server failed, the tool server did not start, the
+    harness refused the model's turn) is one the episode failed: verifiers skips its
+    scoring, and a mean over rewards would leave it out. It gets a failed record (the
+    tool server's, or one written here) whose `error` says what happened, reward 0
+    and its metrics, like any failed episode."""
+    if trace.ok:
+        return
+    cause = _error_cause(trace)
+    try:
+        record = episode_record(trace)
+    except UnsafeInput:  # a record too large or deep to read back: write one here
+        record = None
+    if record is None:
+        data = trace.task.data
+        if not isinstance(data, DiscoveryData):
+            data = DiscoveryData.model_validate(data)
+        spec = EpisodeSpec(data.suite, data.task_id, data.seed, dict(data.options))
+        record = unbuilt_record(spec, None).to_dict()
+    error = f"the rollout ended in an error: {cause}"
+    if record.get("error") and record["error"] != NO_ANSWER:  # the tool server knew more
+        error = f"{record['error']}; {error}"
+    record = {**record, "passed": False, "score": 0.0, "error": error,
+              "details": {**(record.get("details") or {}), "rollout_error": cause}}
+    trace.info["record"] = record
+    trace.info.pop("record_error", None)
+    trace.record_reward("episode_score", 0.0)
+    usage = record.get("usage") or {}
+    trace.record_metrics({"passed": 0.0, **{k: float(usage.get(k, 0) or 0)
+                                            for k in USAGE_METRICS}})
