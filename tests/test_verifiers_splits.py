@@ -86,3 +86,20 @@ def test_bad_selection_is_a_clear_error():
         split_specs("toy", "test")
     with pytest.raises(ValueError, match="at least 1"):
         eval_specs("toy", seeds=0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gravity", "--worlds", "A"], "--worlds would train on a chosen (evaluation) world"),
+    (["tpbench"], "for --split eval only"),
+])
+def test_rl_eval_refuses_a_train_split_that_would_hold_evaluation_truths(argv, message):
+    """`discoverygym rl eval --split train --worlds A` trained on evaluation world A
+    without a word. Refused in one line, before any model is asked."""
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    result = CliRunner().invoke(app, ["rl", "eval", *argv, "--split", "train", "-n", "1",
+                                      "--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
