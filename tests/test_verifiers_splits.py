@@ -6,6 +6,7 @@ procedural world is never shared. Pure Python over the registry: runs without th
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -103,3 +104,27 @@ def test_rl_eval_refuses_a_train_split_that_would_hold_evaluation_truths(argv, m
                                       "--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 2 and message in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def test_the_rl_eval_summary_counts_errored_rollouts_as_zero(tmp_path):
+    """A model that passes half and crashes the rest averaged 1.0 against 0.5 for one
+    that answers the rest wrong: every rollout counts in the mean."""
+    from discoverygym.adapters.verifiers_env.summary import (
+        read_traces,
+        summarize,
+        summary_lines,
+    )
+
+    passed = {"ok": True, "rewards": {"episode_score": {"score": 1.0}},
+              "info": {"record": {"passed": True}}}
+    crashed = {"ok": False, "rewards": {}, "info": {},
+               "errors": [{"type": "ProviderError", "message": "boom\x1b[2J\nagain"}]}
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps({"traces": [t]}) for t in
+                              (passed, crashed, passed, crashed)) + "\n")
+    summary = summarize(read_traces(path))
+    assert (summary.rollouts, summary.mean_reward, summary.passed, summary.errored) == (
+        4, 0.5, 2, 2)
+    lines = summary_lines(summary, path)
+    assert lines[1].split() == ["4", "0.500", "2", "2"]
+    assert lines[2] == "errored: ProviderError: boom?[2J?again"  # one line, no escapes
