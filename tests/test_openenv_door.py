@@ -33,9 +33,11 @@ import toy_suite  # noqa: E402
 from discoverygym.adapters.openenv_server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
+    EpisodeDraws,
     RecordSink,
 )
 from discoverygym.core import ToolResult  # noqa: E402
+from discoverygym.core.keys import new_key  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
@@ -354,6 +356,32 @@ def test_records_can_stay_off_the_wire(tmp_path):
     assert record["seed"] == 5 and record["answer"] == 50.0 and "truth" in record
     env.close()
     assert len(read_records(path)) == 1
+
+
+def test_evaluation_draws_are_keyed_unique_and_shared_by_every_session(tmp_path):
+    """Seeds come from the server's key (its id in every record), never repeat across
+    the sessions of a server, and two servers with one key draw different seeds (a
+    restart does not replay the episodes a client has seen)."""
+    key = new_key()
+    draws = EpisodeDraws(key=key)
+    sink = RecordSink(tmp_path / "records.jsonl")
+    sessions = [DiscoveryEnvironment("toy", options={"budget": 10}, records=sink,
+                                     draws=draws) for _ in range(3)]
+    for env in sessions * 20:
+        env.reset()
+    for env in sessions:
+        env.close()
+    records = read_records(tmp_path / "records.jsonl")
+    assert len(records) == 60 and len({r["seed"] for r in records}) == 60
+    assert {r["details"]["episode_draw"]["key"] for r in records} == {key.id}
+    restarted = EpisodeDraws(key=key)
+    assert not {restarted.seed(None, "guess", {}) for _ in range(60)} & {
+        r["seed"] for r in records}
+    with pytest.raises(ValueError, match="evaluation server"):
+        draws.seed(7, "guess", {})
+    training = EpisodeDraws(client_seeds=True)
+    assert training.seed(7, "guess", {}) == 7 and training.seed(None, "guess", {}) == 0
+    assert training.key_id is None
 
 
 def test_a_client_sets_only_the_options_the_server_allows():
