@@ -194,8 +194,8 @@ def test_an_id_reused_in_a_later_turn_goes_through_the_same_checks():
 
 
 def test_a_turn_nested_deeper_than_verifiers_can_carry_ends_the_rollout():
-    """5,000-deep arguments crashed the rollout in verifiers' own interception server
-    once the harness sent them back; the Task's response stop ends it first."""
+    """5,000-deep arguments crashed the rollout in verifiers' own graph (it decodes every
+    call's arguments, unbounded); the Task turns such a turn into text first."""
     task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
 
     def turn(*arguments: str) -> vf.Response:
@@ -203,12 +203,15 @@ def test_a_turn_nested_deeper_than_verifiers_can_carry_ends_the_rollout():
                  for i, a in enumerate(arguments)]
         return vf.Response(id="r", created=0, model="m", finish_reason="tool_calls",
                            message=vf.AssistantMessage(tool_calls=calls))
-    assert task.unreadable_turn(turn('{"x": ' + "[" * 5000 + "]" * 5000 + "}"))
-    assert task.unreadable_turn(turn('{"x": 1}', '{"x": ' + "{\"a\": " * 300 + "1" + "}" * 301))
-    assert not task.unreadable_turn(turn('{"x": ' + "[" * 50 + "]" * 50 + "}"))
-    assert not task.unreadable_turn(turn(json.dumps({"x": "[" * 5000 + '\\"' + "{" * 5000})))
-    assert not task.unreadable_turn(vf.Response(id="r", created=0, model="m", finish_reason="stop",
-                                                message=vf.AssistantMessage(content="hi")))
+    dropped = task.unreadable_turn(turn('{"x": ' + "[" * 5000 + "]" * 5000 + "}"))
+    assert dropped.message.tool_calls in (None, []) and "deeper" in dropped.message.content
+    assert dropped.finish_reason == "stop" and dropped.id == "r"
+    assert task.unreadable_turn(turn('{"x": 1}', '{"x": ' + '{"a": ' * 300 + "1" + "}" * 301))
+    for fine in ('{"x": ' + "[" * 50 + "]" * 50 + "}",
+                 json.dumps({"x": "[" * 5000 + '\\"' + "{" * 5000})):
+        assert task.unreadable_turn(turn(fine)) is None
+    assert task.unreadable_turn(vf.Response(id="r", created=0, model="m", finish_reason="stop",
+                                            message=vf.AssistantMessage(content="hi"))) is None
 
 
 def test_call_ids_are_bounded_in_the_rollout_state():

@@ -24,8 +24,11 @@ from .state import EpisodeState, ProposedCall, Refusal
 from .toolset import NO_ANSWER, EpisodeToolset, EpisodeToolsetConfig, unbuilt_record
 
 #: Call arguments nested deeper than this end the rollout (`unreadable_turn`): far below
-#: the depth at which verifiers' servers fail to decode a request, far above any tool's.
+#: the depth at which verifiers fails to decode them, far above any tool's.
 MAX_CARRIED_DEPTH = 200
+DROPPED_TURN = (f"[discoverygym: this turn's tool-call arguments nest deeper than "
+                f"{MAX_CARRIED_DEPTH} levels; the turn was dropped and the episode ends "
+                "without an answer]")
 USAGE_METRICS = ("observations", "cost", "submissions", "tool_calls", "tool_errors")
 
 
@@ -100,15 +103,19 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         refused = last.model_copy(update={"content": _refusal_text(call.name, reason)})
         return request.model_copy(update={"messages": [*request.messages[:-1], refused]})
 
-    @vf.stop
-    def unreadable_turn(self, response: vf.Response) -> bool:
-        """A turn whose call arguments are nested deeper than verifiers' own servers can
-        decode: sent back with the next request it crashed the rollout (a 502 from the
-        interception server), so it ends the rollout here, before the harness sees it.
-        The episode ends without an answer. Shallower bad arguments are refused call by
-        call (`identify_call`) and the episode goes on."""
+    @vf.intercept
+    def unreadable_turn(self, response: vf.Response) -> vf.Response | None:
+        """A model turn whose call arguments nest deeper than verifiers can hash (its
+        graph decodes every call's arguments, without a bound) crashed the rollout: no
+        record, no reward. Before verifiers stores the turn, it becomes a text reply
+        that says so, so the rollout ends without an answer (a failed record).
+        Shallower bad arguments are refused call by call (`identify_call`) and the
+        episode goes on."""
         calls = response.message.tool_calls or []
-        return any(_nesting(call.arguments or "") > MAX_CARRIED_DEPTH for call in calls)
+        if not any(_nesting(call.arguments or "") > MAX_CARRIED_DEPTH for call in calls):
+            return None
+        return response.model_copy(update={
+            "message": vf.AssistantMessage(content=DROPPED_TURN), "finish_reason": "stop"})
 
     @vf.stop
     def episode_over(self, trace: vf.Trace) -> bool:
