@@ -8,6 +8,10 @@ for the verifiers door's rollouts: the model named in a request picks the script
 - `python`: one call of the sandboxed `python` tool, then an answer.
 - `silent`: a text reply without a tool call.
 - `status-500`, `status-429`: every request fails with that status.
+- `same-id`: two tool calls with one id in one turn (verifiers refuses the turn).
+- `reused-deep`: a probe with id `a`, then in the next turn id `a` again with 5,000-deep
+  arguments, then text (no answer).
+- `no-stream`: a whole JSON reply even when a stream was asked for.
 
 Run as a script it serves until killed and prints its base URL."""
 
@@ -51,7 +55,16 @@ def next_calls(model: str, messages: list[dict[str, Any]]) -> list[tuple[str, st
         return HOSTILE[len(replies):len(replies) + 1]
     if model == "python":
         return PYTHON[len(replies):len(replies) + 1]
+    if model == "same-id":
+        return [("probe", '{"x": 1}'), ("probe", '{"x": 2}')] if not replies else []
+    if model == "reused-deep":
+        return REUSED_DEEP[len(replies):len(replies) + 1]
     return []
+
+
+REUSED_DEEP = [("probe", '{"x": 50}'), ("probe", '{"x": ' + "[" * 5000 + "]" * 5000 + "}")]
+#: Models whose calls all carry one id.
+ONE_ID = ("same-id", "reused-deep")
 
 
 class FakeChat(ThreadingHTTPServer):
@@ -84,14 +97,14 @@ class Handler(BaseHTTPRequestHandler):
             self._json(code, {"error": {"message": f"scripted {code}", "type": "server"}})
             return
         turn = sum(m["role"] == "assistant" for m in body["messages"])
-        calls = [{"id": f"call_{turn}_{i}", "type": "function",
+        calls = [{"id": "a" if model in ONE_ID else f"call_{turn}_{i}", "type": "function",
                   "function": {"name": name, "arguments": args}}
                  for i, (name, args) in enumerate(next_calls(model, body["messages"]))]
         message = {"role": "assistant", "content": None if calls else "I am done.",
                    **({"tool_calls": calls} if calls else {})}
         finish = "tool_calls" if calls else "stop"
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-        if not body.get("stream"):
+        if not body.get("stream") or model == "no-stream":
             self._json(200, {"id": f"chat-{turn}", "object": "chat.completion", "created": 0,
                              "model": model, "usage": usage, "choices": [
                                  {"index": 0, "message": message, "finish_reason": finish}]})

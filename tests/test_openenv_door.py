@@ -33,9 +33,11 @@ import toy_suite  # noqa: E402
 from discoverygym.adapters.openenv_server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
+    EpisodeDraws,
     RecordSink,
 )
 from discoverygym.core import ToolResult  # noqa: E402
+from discoverygym.core.keys import new_key  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
@@ -55,14 +57,11 @@ def records(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("openenv") / "records.jsonl"
 
 
-@pytest.fixture(scope="module")
-def url(records) -> Iterator[str]:
-    """The toy plugin served by the real command on a free port."""
+def _serve(*args: str) -> Iterator[str]:
+    """The toy plugin served by the real command on a free port; yields its base URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "discoverygym.cli", "serve", "openenv", "toy", "--port", "0",
-         "--max-sessions", "4", "--records", str(records), "--client-options", "budget",
-         "--budget", "10"],
-        env=_server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         *args], env=_server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found: list[str] = []
     reader = threading.Thread(target=lambda: found.append(proc.stdout.readline()))
     reader.start()
@@ -74,6 +73,26 @@ def url(records) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def url(records) -> Iterator[str]:
+    """A training server (the client chooses seeds), whose clients may set the budget."""
+    yield from _serve("--max-sessions", "4", "--records", str(records), "--client-options",
+                      "budget", "--client-seeds", "--budget", "10")
+
+
+@pytest.fixture(scope="module")
+def eval_records(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("openenv-eval") / "records.jsonl"
+
+
+@pytest.fixture(scope="module")
+def eval_url(eval_records) -> Iterator[str]:
+    """An evaluation server as it starts by default (a budget of 10 is the operator's),
+    with sessions no socket holds closed after 1 s (the reaper looks every 5 s)."""
+    yield from _serve("--max-sessions", "2", "--records", str(eval_records),
+                      "--no-send-record", "--session-timeout", "1", "--budget", "10")
 
 
 def _client(url: str) -> Any:
@@ -110,6 +129,8 @@ def test_a_client_plays_an_episode_to_done_and_is_paid_the_score(url):
     record = last.observation["record"]
     assert last.done and record["passed"] and last.reward == record["score"] == 1.0
     assert record["seed"] == 3 and record["agent"] == "openenv"
+    assert record["details"]["episode_draw"] == {"mode": "training",
+                                                 "seed": "chosen by the client"}
     assert record["usage"]["observations"] == 9 and record["usage"]["tool_calls"] == 10
     assert state["done"] and state["step_count"] == 10 and state["seed"] == 3
     assert "truth" not in state and state["options"] == {"budget": 10}
@@ -146,6 +167,84 @@ def test_concurrent_sessions_each_play_their_own_episode(url):
     assert all(r["passed"] and r["usage"]["observations"] == 9 for r in records)
     truths = {r["truth"] for r in records}
     assert len(truths) == len(seeds)  # four different hidden numbers, not one shared
+
+
+def _ws(url: str) -> Any:
+    return connect(url.replace("http://", "ws://") + "/ws", max_size=None, open_timeout=30)
+
+
+def _say(ws: Any, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    ws.send(json.dumps({"type": kind, "data": data}))
+    return json.loads(ws.recv(timeout=60))
+
+
+def _wait_for(records: Path, count: int) -> list[dict[str, Any]]:
+    for _ in range(200):
+        found = read_records(records) if records.exists() else []
+        if len(found) >= count:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{count} records expected in {records}")
+
+
+def test_an_evaluation_server_chooses_every_episode_and_never_replays_one(eval_url,
+                                                                          eval_records):
+    """The attack: play an episode with garbage, learn its truth (from the reward alone
+    under --no-send-record), reset the same seed and answer it. An evaluation server
+    refuses a chosen seed, draws unseen seeds the client cannot read (not in the state)
+    and scores every drawn episode once, played or not."""
+    with _ws(eval_url) as ws:
+        assert "evaluation server" in _say(ws, "reset", {"seed": 3})["data"]["message"]
+        first = _say(ws, "reset", {})
+        assert first["type"] == "observation"
+        assert _say(ws, "state", {})["data"].get("seed") is None  # the client cannot rebuild it
+        garbage = _say(ws, "step", {"tool": "submit", "args": {"answer": -1}})
+        assert garbage["data"]["done"] and garbage["data"]["reward"] == 0.0
+        assert garbage["data"]["observation"]["record"] is None  # --no-send-record
+        _say(ws, "reset", {})  # drawn, abandoned unplayed: still a (failed) record
+        _say(ws, "reset", {})
+    records = _wait_for(eval_records, 2)
+    seeds = [r["seed"] for r in records]
+    assert len(set(seeds)) == len(seeds) and 3 not in seeds
+    assert all(r["details"]["episode_draw"]["mode"] == "evaluation" for r in records)
+    assert records[0]["error"] is None and records[1]["error"] == (
+        "the client reset before the episode ended")
+    assert all(r["usage"]["tool_calls"] == 0 for r in records[1:])
+
+
+def test_an_evaluation_server_keeps_budgets_to_the_operator(eval_url):
+    """The default `--client-options` is none: a client asking for a budget of 100000
+    on a --budget 10 server is refused, and its episode has the operator's budget."""
+    with _ws(eval_url) as ws:
+        refused = _say(ws, "reset", {"options": {"budget": 100000}})
+        assert refused["type"] == "error" and "may set: none" in refused["data"]["message"]
+        assert _say(ws, "reset", {})["data"]["observation"]["budget_left"] == 10
+
+
+def _session_create(url: str) -> dict[str, Any]:
+    import httpx
+
+    return httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "params": {},
+                                          "method": "openenv/session/create"},
+                      timeout=30).json()
+
+
+def test_a_thinking_socket_keeps_its_episode_and_socketless_sessions_expire(eval_url):
+    """A socket idle past --session-timeout (1 s here; the reaper looks every 5 s) keeps
+    its episode: reaping it ended the episode as a failure, and a reaped session whose
+    socket stayed open played on beside new ones (more live environments than the
+    capacity). Sessions created without a socket fill slots only until they expire."""
+    with _ws(eval_url) as ws:
+        _say(ws, "reset", {})
+        filler = _session_create(eval_url)  # --max-sessions 2: the last slot
+        assert "session_id" in filler.get("result", {}), filler
+        assert "error" in _session_create(eval_url)  # full
+        time.sleep(7)  # the socket thinks; the socketless session expires
+        step = _say(ws, "step", {"tool": "probe", "args": {"x": 50}})
+        assert not step["data"]["done"] and step["data"]["observation"]["budget_left"] == 9
+        assert "session_id" in _session_create(eval_url).get("result", {})
+        with _ws(eval_url) as extra:  # the socket's session still holds its slot
+            assert json.loads(extra.recv(timeout=60))["data"]["code"] == "CAPACITY_REACHED"
 
 
 def test_openenv_validate_passes_against_the_running_server(url):
@@ -259,6 +358,32 @@ def test_records_can_stay_off_the_wire(tmp_path):
     assert len(read_records(path)) == 1
 
 
+def test_evaluation_draws_are_keyed_unique_and_shared_by_every_session(tmp_path):
+    """Seeds come from the server's key (its id in every record), never repeat across
+    the sessions of a server, and two servers with one key draw different seeds (a
+    restart does not replay the episodes a client has seen)."""
+    key = new_key()
+    draws = EpisodeDraws(key=key)
+    sink = RecordSink(tmp_path / "records.jsonl")
+    sessions = [DiscoveryEnvironment("toy", options={"budget": 10}, records=sink,
+                                     draws=draws) for _ in range(3)]
+    for env in sessions * 20:
+        env.reset()
+    for env in sessions:
+        env.close()
+    records = read_records(tmp_path / "records.jsonl")
+    assert len(records) == 60 and len({r["seed"] for r in records}) == 60
+    assert {r["details"]["episode_draw"]["key"] for r in records} == {key.id}
+    restarted = EpisodeDraws(key=key)
+    assert not {restarted.seed(None, "guess", {}) for _ in range(60)} & {
+        r["seed"] for r in records}
+    with pytest.raises(ValueError, match="evaluation server"):
+        draws.seed(7, "guess", {})
+    training = EpisodeDraws(client_seeds=True)
+    assert training.seed(7, "guess", {}) == 7 and training.seed(None, "guess", {}) == 0
+    assert training.key_id is None
+
+
 def test_a_client_sets_only_the_options_the_server_allows():
     env = DiscoveryEnvironment("gravity", "period", {"world": "PM1",
                                                      "protocol": "budget-obs-100"},
@@ -305,7 +430,8 @@ def test_a_real_suite_through_the_registry_with_server_options_as_defaults():
     """gravity, named only at run time: the server's options are the defaults, a
     client's options override them, and a budgeted observe is charged."""
     env = DiscoveryEnvironment("gravity", "period", {"world": "PM1",
-                                                     "protocol": "budget-obs-100"})
+                                                     "protocol": "budget-obs-100"},
+                               client_options=frozenset({"world"}))
     first = env.reset(seed=0)
     assert first.budget_left == 100 and "observe" in [t["function"]["name"]
                                                       for t in first.tools]

@@ -44,7 +44,8 @@ class ParityAgent:
 register_agents("toy", {"parity": "test_verifiers_rollout:ParityAgent"})
 
 
-MODELS = ["parity", "python", "hostile", "silent", "status-500", "status-429"]
+MODELS = ["parity", "python", "hostile", "silent", "status-500", "status-429", "same-id",
+          "reused-deep"]
 
 
 @pytest.fixture(scope="module")
@@ -69,31 +70,44 @@ def _doc_example() -> list[str]:
     return shlex.split(line.split("discoverygym ", 1)[1])
 
 
-def _rollouts(server: FakeChat, tmp: Path,
-              runs: dict[str, list[str]]) -> dict[str, list[dict[str, Any]]]:
-    """One `discoverygym` command per name (in parallel), each pointed at the scripted
-    server and its own output folder. Returns each run's traces."""
+def _env(**extra: str) -> dict[str, str]:
     path = [str(TESTS), *(str(Path(p).resolve()) for p in
                           os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    env = {**os.environ, KEY_VAR: "sk-fake", "DISCOVERYGYM_PLUGINS": "toy_suite",
-           "PYTHONPATH": os.pathsep.join(path)}
-    procs = {name: subprocess.Popen(
+    return {**os.environ, KEY_VAR: "sk-fake", "DISCOVERYGYM_PLUGINS": "toy_suite",
+            "PYTHONPATH": os.pathsep.join(path), **extra}
+
+
+def _rl(server: FakeChat, tmp: Path, argv: list[str], **env: str) -> subprocess.Popen:
+    return subprocess.Popen(
         [sys.executable, "-m", "discoverygym.cli", *argv, "--base-url", server.base_url,
-         "--api-key-var", KEY_VAR, "--out", str(tmp / name)],
-        env=env, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for name, argv in runs.items()}
-    traces = {}
-    for name, proc in procs.items():
-        output, _ = proc.communicate(timeout=400)
-        assert proc.returncode == 0, output[-3000:]
-        [path] = (tmp / name).glob("*/traces.jsonl")
-        traces[name] = [trace for line in path.read_text().splitlines()
-                        for trace in json.loads(line)["traces"]]
-    return traces
+         "--api-key-var", KEY_VAR, "--out", str(tmp)],
+        env=_env(**env), cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+class Run:
+    """One `discoverygym rl eval`: its exit status, its output and its traces."""
+
+    def __init__(self, proc: subprocess.Popen, out: Path) -> None:
+        self.output, _ = proc.communicate(timeout=1200)  # 2 cores, ten runs at once
+        self.returncode = proc.returncode
+        self.traces = [trace for path in out.glob("*/traces.jsonl")
+                       for line in path.read_text().splitlines()
+                       for trace in json.loads(line)["traces"]]
+
+
+def _rollouts(server: FakeChat, tmp: Path, runs: dict[str, list[str]],
+              env: dict[str, dict[str, str]] | None = None) -> dict[str, Run]:
+    """One `discoverygym` command per name (in parallel), each pointed at the scripted
+    server and its own output folder."""
+    procs = {}
+    for name, argv in runs.items():
+        (tmp / name).mkdir(parents=True)
+        procs[name] = _rl(server, tmp / name, argv, **(env or {}).get(name, {}))
+    return {name: Run(proc, tmp / name) for name, proc in procs.items()}
 
 
 @pytest.fixture(scope="module")
-def traces(chat_server, tmp_path_factory) -> dict[str, list[dict[str, Any]]]:
+def runs(chat_server, tmp_path_factory) -> dict[str, Run]:
     """Every scripted model's rollout (the first training episode of the toy suite: seed
     0, as in tests/test_door_parity.py) and the docs' example, played once for the
     module, all at once."""
@@ -104,7 +118,15 @@ def traces(chat_server, tmp_path_factory) -> dict[str, list[dict[str, Any]]]:
     drop = {"--base-url", "--model"}  # the docs' endpoint is replaced by ours
     kept = [a for i, a in enumerate(example) if a not in drop and example[i - 1] not in drop]
     runs["docs"] = [*kept, "--model", "silent"]
-    return _rollouts(chat_server, tmp_path_factory.mktemp("rollouts"), runs)
+    runs["broken-tools"] = [*runs["parity"][:-1], "parity"]
+    played = _rollouts(chat_server, tmp_path_factory.mktemp("rollouts"), runs,
+                       env={"broken-tools": {toy_suite.BROKEN_TOOL_SERVER: "1"}})
+    return played
+
+
+@pytest.fixture(scope="module")
+def traces(runs) -> dict[str, list[dict[str, Any]]]:
+    return {name: run.traces for name, run in runs.items()}
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
@@ -153,8 +175,70 @@ def test_a_hostile_model_leaves_failed_rollouts_with_reasons(traces):
     assert silent["error"] == "the rollout ended without an answer"
     for status in ("500", "429"):
         [trace] = traces[f"status-{status}"]
-        assert not trace["ok"] and not trace["rewards"]
+        assert not trace["ok"]
         assert any(status in (e.get("message") or "") for e in trace["errors"]), trace["errors"]
+
+
+@pytest.mark.parametrize("model", ["status-500", "status-429", "same-id", "broken-tools"])
+def test_an_errored_rollout_leaves_a_failed_record_and_reward_0_and_exits_1(runs, model):
+    """An errored rollout had no reward and no record, so vf-eval's mean left it out: a
+    model that passed half and crashed the rest averaged 1.0. Now it is a failed record
+    with the cause, reward 0, counted in the summary; the command exits 1. Two calls
+    with one id in a turn (verifiers refuses the turn) and a tool server that cannot
+    build its episode are such errors; the latter fails in seconds, not three minutes."""
+    run = runs[model]
+    [trace] = run.traces
+    record = trace["info"]["record"]
+    assert not trace["ok"] and trace["rewards"]["episode_score"]["score"] == 0.0
+    assert not record["passed"] and record["score"] == 0.0 and record["seed"] == 0
+    assert "the rollout ended in an error: " in record["error"]
+    assert trace["metrics"]["passed"] == 0.0
+    assert run.returncode == 1, run.output[-3000:]
+    table = run.output.splitlines()
+    assert table[table.index(next(t for t in table if t.split()[:1] == ["rollouts"])) + 1
+                 ].split() == ["1", "0.000", "0", "1"]
+    assert any(line.startswith("errored: ") for line in table)
+    if model == "same-id":
+        assert "reused" in record["error"]
+    if model == "broken-tools":
+        assert record["error"].startswith("the episode's tool server could not start: "
+                                          "RuntimeError: the toy simulator is broken")
+        # verifiers waited 180 s for a server that died in setup; on 2 loaded cores a
+        # whole rollout takes about a minute
+        setup = trace["timing"]["setup"]
+        assert setup["end"] - setup["start"] < 170
+
+
+def test_a_reused_id_with_5000_deep_arguments_ends_the_rollout_not_crashes_it(traces):
+    """It crashed the rollout (verifiers could not decode the turn's arguments): no
+    record, no reward. Now the turn becomes text and the episode fails without an
+    answer."""
+    [trace] = traces["reused-deep"]
+    record = trace["info"]["record"]
+    assert trace["ok"], trace["errors"]
+    last = [n["message"] for n in trace["nodes"] if n["message"]["role"] == "assistant"][-1]
+    assert "nest deeper than 200 levels" in last["content"] and not last.get("tool_calls")
+    assert trace["rewards"]["episode_score"]["score"] == 0.0 and not record["passed"]
+    assert record["error"] == "the rollout ended without an answer"
+    assert record["usage"]["observations"] == 1
+
+
+def test_a_run_prints_a_summary_not_traces_and_exits_0(runs):
+    run = runs["parity"]
+    assert run.returncode == 0, run.output[-3000:]
+    assert '"nodes"' not in run.output and len(run.output.splitlines()) < 60
+    table = run.output.splitlines()
+    row = table[table.index(next(t for t in table if t.split()[:1] == ["rollouts"])) + 1]
+    assert row.split() == ["1", "1.000", "1", "0"]
+
+
+def test_a_chat_server_that_does_not_stream_is_refused_up_front(chat_server, tmp_path):
+    proc = _rl(chat_server, tmp_path, ["rl", "eval", "toy", "--split", "train", "-n", "1",
+                                       "--model", "no-stream"])
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "does not stream" in output
+    assert len(output.strip().splitlines()) == 1 and "Traceback" not in output
+    assert not list(tmp_path.glob("*/traces.jsonl"))
 
 
 def test_the_docs_example_runs_a_gravity_rollout(traces):

@@ -6,6 +6,7 @@ procedural world is never shared. Pure Python over the registry: runs without th
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -48,9 +49,24 @@ def test_training_draws_procedural_worlds_and_evaluation_the_published_ones():
     assert [(s.options["world"], s.seed) for s in evaluation] == [
         ("A", EVAL_SEED_START), ("B", EVAL_SEED_START)]
     assert not any("world_seed" in s.options for s in evaluation)
-    # a chosen world stays fixed in training, on training seeds
-    fixed = list(itertools.islice(train_specs("gravity", {"tasks": "period", "worlds": "A"}), 2))
-    assert [(s.options["world"], s.seed) for s in fixed] == [("A", 0), ("A", 1)]
+
+
+@pytest.mark.parametrize("suite, raw, message", [
+    ("gravity", {"tasks": "period", "worlds": "A"}, "--worlds would train on a chosen"),
+    ("gravity", {"worlds": "A,PM1"}, "--worlds"),
+    ("gravity", {"world-seed": "3"}, "--world-seed"),
+    ("mad", {"world": "classical"}, "--world"),
+    ("mad", {}, "truths do not depend on the seed"),
+    ("tpbench", {"level": "1"}, "for --split eval only"),
+    ("packages", {}, "for --split eval only"),
+])
+def test_training_never_holds_an_evaluation_world_or_a_published_truth(suite, raw, message):
+    """`--split train --worlds A` trained on evaluation world A without a word; a suite
+    whose tasks are a fixed bank trained on the evaluation answers."""
+    with pytest.raises(ValueError, match=message):
+        train_specs(suite, raw)
+    with pytest.raises(ValueError, match=message):
+        split_specs(suite, "train", raw)
 
 
 def test_a_world_seed_that_could_be_a_training_world_is_refused_for_evaluation():
@@ -71,3 +87,44 @@ def test_bad_selection_is_a_clear_error():
         split_specs("toy", "test")
     with pytest.raises(ValueError, match="at least 1"):
         eval_specs("toy", seeds=0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gravity", "--worlds", "A"], "--worlds would train on a chosen (evaluation) world"),
+    (["tpbench"], "for --split eval only"),
+])
+def test_rl_eval_refuses_a_train_split_that_would_hold_evaluation_truths(argv, message):
+    """`discoverygym rl eval --split train --worlds A` trained on evaluation world A
+    without a word. Refused in one line, before any model is asked."""
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    result = CliRunner().invoke(app, ["rl", "eval", *argv, "--split", "train", "-n", "1",
+                                      "--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+def test_the_rl_eval_summary_counts_errored_rollouts_as_zero(tmp_path):
+    """A model that passes half and crashes the rest averaged 1.0 against 0.5 for one
+    that answers the rest wrong: every rollout counts in the mean."""
+    from discoverygym.adapters.verifiers_env.summary import (
+        read_traces,
+        summarize,
+        summary_lines,
+    )
+
+    passed = {"ok": True, "rewards": {"episode_score": {"score": 1.0}},
+              "info": {"record": {"passed": True}}}
+    crashed = {"ok": False, "rewards": {}, "info": {},
+               "errors": [{"type": "ProviderError", "message": "boom\x1b[2J\nagain"}]}
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps({"traces": [t]}) for t in
+                              (passed, crashed, passed, crashed)) + "\n")
+    summary = summarize(read_traces(path))
+    assert (summary.rollouts, summary.mean_reward, summary.passed, summary.errored) == (
+        4, 0.5, 2, 2)
+    lines = summary_lines(summary, path)
+    assert lines[1].split() == ["4", "0.500", "2", "2"]
+    assert lines[2] == "errored: ProviderError: boom?[2J?again"  # one line, no escapes

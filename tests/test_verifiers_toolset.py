@@ -30,6 +30,7 @@ from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
     DiscoveryTaskset,
     DiscoveryTasksetConfig,
     episode_record,
+    settle_errored,
     task_data,
 )
 from discoverygym.adapters.verifiers_env.toolset import (  # noqa: E402
@@ -102,7 +103,7 @@ def test_a_resent_call_is_charged_once_and_identical_calls_each_once():
     _call(toolset, state, "probe", {"x": 10.0})  # c4: a second call, not a resend
     _call(toolset, state, "probe", {"x": 10.0})  # c4 resent
     assert toolset.episode.usage.observations == 4
-    assert set(toolset.ledger.answers) == {"c1", "c2", "c3", "c4"}
+    assert set(toolset.ledger.answers) == {"0:c1", "0:c2", "0:c3", "0:c4"}
     assert toolset.episode.usage.tool_calls == 4  # resends are not calls either
 
 
@@ -159,6 +160,74 @@ def test_the_task_notes_proposed_calls_and_refuses_what_no_tool_takes():
     assert [r.id for r in trace.state.refused] == ["b", "c", "d", "e"]
 
 
+def test_an_id_reused_in_a_later_turn_goes_through_the_same_checks():
+    """The attack: turn 1 calls probe with id "a"; turn 2 reuses "a" with 5,000-deep
+    arguments. Checked only by id, the second call skipped the Task's checks and
+    reached the tool server (whose ledger took it for a resend of the first: a free
+    answer). Known by (turn, id), it is refused, and a valid reuse is a new call."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    toolset, state = _toolset(), EpisodeState(tools=["probe", "submit"])
+    trace = _trace(task, state)
+
+    def propose(history: list, call: vf.ToolCall) -> list:
+        turn = [*history, vf.AssistantMessage(tool_calls=[call])]
+        probe = vf.ToolMessage(tool_call_id=call.id, name=call.name, content="")
+        out = task.identify_call(vf.Request(messages=[*turn, probe]), trace)
+        return turn, (None if out is None else out.messages[-1].content)
+
+    history = [vf.UserMessage(content="prompt")]
+    history, verdict = propose(history, vf.ToolCall(id="a", name="probe", arguments='{"x": 5}'))
+    assert verdict is None
+    _call(toolset, state, "probe", {"x": 5})
+    history.append(vf.ToolMessage(tool_call_id="a", name="probe", content="above"))
+    deep = vf.ToolCall(id="a", name="probe", arguments="[" * 5000 + "]" * 5000)
+    history, verdict = propose(history, deep)
+    assert "Nothing was charged" in verdict and "nested" in verdict
+    history.append(vf.ToolMessage(tool_call_id="a", name="probe", content=verdict))
+    again = vf.ToolCall(id="a", name="probe", arguments='{"x": 5}')
+    history, verdict = propose(history, again)
+    assert verdict is None
+    assert [(c.turn, c.id) for c in state.calls] == [(1, "a"), (3, "a")]
+    assert [(r.turn, r.id) for r in state.refused] == [(2, "a")]
+    _call(toolset, state, "probe", {"x": 5})  # turn 3: a call of its own, charged
+    assert toolset.episode.usage.observations == 2
+
+
+def test_a_turn_nested_deeper_than_verifiers_can_carry_ends_the_rollout():
+    """5,000-deep arguments crashed the rollout in verifiers' own graph (it decodes every
+    call's arguments, unbounded); the Task turns such a turn into text first."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+
+    def turn(*arguments: str) -> vf.Response:
+        calls = [vf.ToolCall(id=f"c{i}", name="probe", arguments=a)
+                 for i, a in enumerate(arguments)]
+        return vf.Response(id="r", created=0, model="m", finish_reason="tool_calls",
+                           message=vf.AssistantMessage(tool_calls=calls))
+    dropped = task.unreadable_turn(turn('{"x": ' + "[" * 5000 + "]" * 5000 + "}"))
+    assert dropped.message.tool_calls in (None, []) and "deeper" in dropped.message.content
+    assert dropped.finish_reason == "stop" and dropped.id == "r"
+    assert task.unreadable_turn(turn('{"x": 1}', '{"x": ' + '{"a": ' * 300 + "1" + "}" * 301))
+    for fine in ('{"x": ' + "[" * 50 + "]" * 50 + "}",
+                 json.dumps({"x": "[" * 5000 + '\\"' + "{" * 5000})):
+        assert task.unreadable_turn(turn(fine)) is None
+    assert task.unreadable_turn(vf.Response(id="r", created=0, model="m", finish_reason="stop",
+                                            message=vf.AssistantMessage(content="hi"))) is None
+
+
+def test_call_ids_are_bounded_in_the_rollout_state():
+    """A 1 MB call id made a 1 MB rollout state, which travels whole with every call."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState(tools=["probe", "submit"]))
+    huge = "i" * 1_000_000
+    for name, arguments in (("probe", '{"x": 5}'), ("teleport", "{}")):
+        call = vf.ToolCall(id=huge + name, name=name, arguments=arguments)
+        turn = [vf.UserMessage(content="prompt"), vf.AssistantMessage(tool_calls=[call])]
+        probe = vf.ToolMessage(tool_call_id=call.id, name=name, content="")
+        task.identify_call(vf.Request(messages=[*turn, probe]), trace)
+    assert len(trace.state.calls) == len(trace.state.refused) == 1
+    assert len(trace.state.model_dump_json()) < 2000
+
+
 def test_reward_metrics_and_stop_read_the_record_from_the_state():
     task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
     toolset, state = _toolset(), EpisodeState()
@@ -179,6 +248,29 @@ def test_a_rollout_that_left_no_record_scores_zero_with_the_reason():
     assert asyncio.run(task.episode_score(trace)) == 0.0
     assert trace.info["record"] is None and "no record" in trace.info["record_error"]
     assert episode_record(trace) is None
+
+
+def test_an_errored_rollout_is_settled_as_a_failed_record_with_reward_0():
+    """verifiers skips scoring an errored rollout: no reward, no record, left out of a
+    mean. The harness's cleanup settles it: a failed record saying why, reward 0."""
+    task = DiscoveryTask(task_data(SPEC), DiscoveryTaskConfig())
+    trace = _trace(task, EpisodeState())
+    trace.record_error(RuntimeError("Traceback (most recent call last):\n  File x\n"
+                                    "openai.InternalServerError: Error code: 502"))
+    settle_errored(trace)
+    record = trace.info["record"]
+    assert trace.rewards["episode_score"].score == 0.0 and trace.metrics["passed"] == 0.0
+    assert (record["suite"], record["seed"], record["passed"]) == ("toy", 3, False)
+    assert record["error"].startswith("the rollout ended in an error: RuntimeError: ")
+    assert record["error"].endswith("Error code: 502")
+    passed = _trace(task, EpisodeState(done=True, record_json=json.dumps(
+        {"passed": True, "score": 1.0, "error": None, "usage": {"observations": 3}})))
+    passed.ok = True  # as verifiers sets it before the harness's cleanup
+    settle_errored(passed)
+    assert not passed.rewards and "record" not in passed.info  # left to scoring
+    passed.record_error(RuntimeError("later"))
+    settle_errored(passed)
+    assert not passed.info["record"]["passed"] and passed.metrics["observations"] == 3.0
 
 
 def test_the_taskset_is_the_split_and_its_tasks_carry_the_prompt_not_the_truth():

@@ -3,6 +3,7 @@ guess a hidden number with a `probe` tool (budgeted) and `submit`."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,10 @@ from discoverygym.core import (
     ToolResult,
     ToolSpec,
 )
+
+#: Set in a verifiers rollout's environment, the episode's tool server (a process with
+#: VF_CONFIG) cannot build the episode: a tool server that cannot start.
+BROKEN_TOOL_SERVER = "TOY_BROKEN_TOOL_SERVER"
 
 
 class GuessEpisode(Episode):
@@ -72,11 +77,14 @@ class ToySuite(Suite):
     agent_note = "The hidden number is a real number; a probe tells you which side it is on."
     agent_limits = AgentLimits(messages=60, tokens=1_000_000, time_s=300)
     python_limits = PythonLimits(time_limit_s=20, cpu_s=120)
+    seed_draws_truth = True  # the hidden number is drawn from the seed
 
     def tasks(self) -> list[TaskInfo]:
         return [TaskInfo("guess")]
 
     def episode(self, task_id: str, *, seed: int = 0, **options: Any) -> Episode:
+        if os.environ.get(BROKEN_TOOL_SERVER) and "VF_CONFIG" in os.environ:
+            raise RuntimeError("the toy simulator is broken on this machine")
         return GuessEpisode(task_id, seed, int(options.get("budget", 10)))
 
     def plan(self, **options: Any) -> list[EpisodeSpec]:

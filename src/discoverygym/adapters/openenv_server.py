@@ -14,15 +14,26 @@ OpenEnv's plain HTTP `/reset` and `/step` build a fresh environment per request 
 close it after (the library's rule), so over HTTP a step has no episode: play over the
 WebSocket. Whatever a client sends is read with the project's bounds before OpenEnv
 parses it (`openenv_bounds`); a step refused there reaches the episode as a refused
-call (an error that costs nothing, counted in `tool_errors`) and the session goes on."""
+call (an error that costs nothing, counted in `tool_errors`) and the session goes on.
+
+Who chooses the episodes (`EpisodeDraws`): an evaluation server (the default) draws
+every reset's seed from a key the client never sees, never plays one twice and refuses
+a reset that names a seed, so no client can read a truth and replay its episode; with
+`client_seeds` the client chooses (a training server) and every record says so. A
+session that a socket holds is never closed for being idle (a model may think for
+long); one that no socket holds (OpenEnv's HTTP `openenv/session/create`) is closed
+after `session_timeout_s`."""
 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import secrets
 import threading
 import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -32,7 +43,6 @@ from openenv.core.env_server import (
     Environment,
     Observation,
     State,
-    create_fastapi_app,
 )
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
@@ -40,6 +50,7 @@ from pydantic import Field
 from .. import __version__
 from ..core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
 from ..core.bounded import UnsafeInput, check_value, clip, quote
+from ..core.keys import Key, new_key
 from ..run.records import RecordWriter
 from .openenv_bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
 
@@ -50,6 +61,61 @@ class ResetRefused(ValueError):
     """A reset the server cannot honour (unknown task or option, a bad seed); the
     message says why. Over the WebSocket OpenEnv answers it as an error message, over
     HTTP `build_app` answers 400."""
+
+
+class EpisodeDraws:
+    """Who chooses the seed of each reset, shared by every session of a server.
+
+    Evaluation (`client_seeds=False`): the server draws each seed from `key` (a fresh
+    one by default), a start nonce and a counter, so a client can neither predict nor
+    repeat an episode; a reset that names a seed is refused, and no (task, seed,
+    options) is handed out twice. Training (`client_seeds=True`): the client's seed (0
+    if none) is played as asked, and replays are allowed. Either way the record says
+    which (`details.episode_draw`)."""
+
+    def __init__(self, *, client_seeds: bool = False, key: Key | None = None) -> None:
+        self.client_seeds = client_seeds
+        self._key = None if client_seeds else (key or new_key())
+        self._nonce = secrets.token_hex(8)  # a restart with the same key draws anew
+        self._counter = itertools.count()
+        self._handed_out: set[str] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def key(self) -> Key | None:
+        return self._key
+
+    @property
+    def key_id(self) -> str | None:
+        return None if self._key is None else self._key.id
+
+    def seed(self, requested: Any, task_id: str, options: dict[str, Any]) -> int:
+        """The seed of a reset that asked for `requested` (None: none)."""
+        if self.client_seeds:
+            seed = 0 if requested is None else requested
+            if (isinstance(seed, bool) or not isinstance(seed, int)
+                    or not 0 <= seed < 2**63):
+                raise ResetRefused("seed must be an integer in [0, 2**63), got "
+                                   f"{quote(seed, 80)}")
+            return seed
+        if requested is not None:
+            raise ResetRefused("this is an evaluation server: it chooses every episode "
+                               "and plays each once; reset without a seed (a server "
+                               "started with --client-seeds lets a client choose, for "
+                               "training)")
+        with self._lock:
+            while True:
+                seed = self._key.derive("openenv", self._nonce, next(self._counter)) % 2**63
+                played = json.dumps([task_id, seed, options], sort_keys=True, default=str)
+                if played not in self._handed_out:
+                    self._handed_out.add(played)
+                    return seed
+
+    def details(self) -> dict[str, Any]:
+        """What a record says about how its episode was chosen."""
+        if self.client_seeds:
+            return {"mode": "training", "seed": "chosen by the client"}
+        return {"mode": "evaluation", "seed": "drawn by the server", "key": self.key_id}
 
 
 class DiscoveryAction(Action):
@@ -99,7 +165,8 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
     def __init__(self, suite: str, task_id: str | None = None,
                  options: dict[str, Any] | None = None, max_steps: int = 500, *,
                  records: RecordSink | None = None, send_record: bool = True,
-                 client_options: frozenset[str] | None = None) -> None:
+                 client_options: frozenset[str] | None = frozenset(),
+                 draws: EpisodeDraws | None = None) -> None:
         super().__init__()
         self._suite = suite
         self._task_id = task_id
@@ -108,6 +175,8 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         self._records = records
         self._send_record = send_record
         self._client_options = client_options
+        # Built alone (a test, a script), the client chooses; a server passes its own.
+        self._draws = draws or EpisodeDraws(client_seeds=True)
         self._episode: Episode | None = None
         self._state = DiscoveryState(suite=suite)
         self._lock = threading.Lock()
@@ -135,18 +204,17 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
         with self._lock:
             self._end_unfinished("the client reset before the episode ended")
             self._episode = episode
+            # An evaluation seed stays off the wire until the record: with it and the
+            # package, a client could rebuild the episode and read its truth.
             self._state = DiscoveryState(
                 episode_id=episode_id or str(uuid.uuid4()), step_count=0,
-                suite=spec.suite, task_id=spec.task_id, seed=spec.seed,
+                suite=spec.suite, task_id=spec.task_id,
+                seed=spec.seed if self._draws.client_seeds else None,
                 options=dict(spec.options), budget_left=episode.budget_left())
         return DiscoveryObservation(text=episode.prompt, tools=episode.tools(),
                                     budget_left=episode.budget_left(), reward=None)
 
     def _reset_spec(self, seed: Any, task_id: Any, options: Any) -> EpisodeSpec:
-        if seed is None:
-            seed = 0
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-            raise ResetRefused(f"seed must be an integer in [0, 2**63), got {quote(seed, 80)}")
         task = self._task_id if task_id is None else task_id
         if task is None:
             task = get_suite(self._suite).tasks()[0].id
@@ -165,7 +233,11 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             refused = ", ".join(map(quote, sorted(set(options) - self._client_options)))
             raise ResetRefused(f"this server does not let a client set {clip(refused, 200)}; "
                                f"options a client may set: {allowed}")
-        return EpisodeSpec(self._suite, task, seed, {**self._options, **options})
+        merged = {**self._options, **options}
+        # Evaluation: the draws are keyed too (core/keys), so even a seed that leaks with
+        # the record cannot be replayed into the episode's truth without the key.
+        return EpisodeSpec(self._suite, task, self._draws.seed(seed, task, merged), merged,
+                           self._draws.key)
 
     # ---- step --------------------------------------------------------------------
     def step(self, action: DiscoveryAction, timeout_s: float | None = None,
@@ -203,7 +275,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
             return DiscoveryObservation(text=result.text, is_error=result.is_error,
                                         budget_left=episode.budget_left(), images=images,
                                         reward=0.0)
-        record = _plain(episode.record(agent=AGENT, error=error))
+        record = self._plain(episode.record(agent=AGENT, error=error))
         if self._records is not None:
             self._records.write(record)
         return DiscoveryObservation(text=result.text, is_error=result.is_error,
@@ -224,13 +296,22 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
 
     def _end_unfinished(self, reason: str) -> None:
         """Score an episode left unfinished (a failure, with the reason), which also
-        frees what it holds on the host. It goes to the records once a tool was called
-        in it: a reset alone (every plain HTTP /reset) played nothing."""
+        frees what it holds on the host. On an evaluation server it always goes to the
+        records (a drawn episode counts once, played or not: no client skips the hard
+        ones); on a training server once a tool was called in it (a reset alone, such as
+        every plain HTTP /reset, played nothing)."""
         if self._episode is not None and not self._episode.done:
             self._episode.end()
             record = self._episode.record(agent=AGENT, error=reason)
-            if self._records is not None and self._state.step_count > 0:
-                self._records.write(_plain(record))
+            counts = not self._draws.client_seeds or self._state.step_count > 0
+            if self._records is not None and counts:
+                self._records.write(self._plain(record))
+
+    def _plain(self, record: EpisodeRecord) -> dict[str, Any]:
+        """The record as plain JSON values, saying how its episode was chosen."""
+        plain = _plain(record)
+        plain["details"] = {**plain.get("details", {}), "episode_draw": self._draws.details()}
+        return plain
 
     def close(self) -> None:
         with self._lock:
@@ -257,33 +338,85 @@ class RecordSink:
             self._writer.write(record)
 
 
+#: Set while an ASGI WebSocket connection is handled: a session created in that context
+#: is held by a socket (`SocketHeldSessions`).
+_ON_SOCKET: ContextVar[bool] = ContextVar("discoverygym_on_socket", default=False)
+
+
+class MarkSockets:
+    """ASGI middleware: marks the handling of a WebSocket connection (`_ON_SOCKET`)."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        token = _ON_SOCKET.set(scope["type"] == "websocket")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _ON_SOCKET.reset(token)
+
+
+def _socket_held_server() -> type:
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    class SocketHeldSessions(HTTPEnvServer):
+        """OpenEnv's server, with one change: a session created for a WebSocket is held
+        by it, as OpenEnv holds a session a socket attaches to later. The idle reaper
+        skips held sessions, so an episode whose socket is open is never ended for
+        thinking, and never reaped while its socket plays on (which left more live
+        environments than the capacity); the socket's end closes it. Sessions without
+        a socket (HTTP `openenv/session/create`) are reaped after the session timeout."""
+
+        async def _create_session(self) -> tuple[str, Any]:
+            session_id, env = await super()._create_session()
+            if _ON_SOCKET.get():
+                async with self._session_lock:
+                    if session_id in self._sessions:
+                        self._session_websocket_attachments.add(session_id)
+            return session_id, env
+
+    return SocketHeldSessions
+
+
 def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | None = None,
               *, max_sessions: int = 8, max_steps: int = 500,
-              session_timeout_s: float | None = 600.0, records: Path | None = None,
-              send_record: bool = True, client_options: frozenset[str] | None = None) -> Any:
+              session_timeout_s: float | None = 60.0, records: Path | None = None,
+              send_record: bool = True, client_options: frozenset[str] | None = frozenset(),
+              client_seeds: bool = False, key: Key | None = None) -> Any:
     """The ASGI app serving `suite` (any registered suite, plugins included). `records`:
     a JSONL file every played episode's record is appended to; `send_record=False`
     keeps records off the wire (the last observation still pays the score);
-    `client_options`: the episode options a reset may set (None: any)."""
+    `client_options`: the episode options a reset may set (None: any; default none);
+    `client_seeds`: a training server, where the client chooses seeds (default: the
+    server draws them from `key`, a fresh one if None); `session_timeout_s`: seconds
+    before a session no socket holds is closed."""
+    from fastapi import FastAPI
     from openenv.core.env_server import ConcurrencyConfig
 
     get_suite(suite)  # an unknown suite fails here, not in every session
     sink = RecordSink(records) if records is not None else None
+    draws = EpisodeDraws(client_seeds=client_seeds, key=key)
     factory = partial(DiscoveryEnvironment, suite, task_id, dict(options or {}), max_steps,
                       records=sink, send_record=send_record,
-                      client_options=client_options)
-    app = create_fastapi_app(
+                      client_options=client_options, draws=draws)
+    # What `openenv.core.env_server.create_fastapi_app` does, with our server class.
+    app = FastAPI(title=f"discoverygym {suite} (OpenEnv)", version=__version__)
+    server = _socket_held_server()(
         factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
                                              session_timeout=session_timeout_s),
         state_cls=DiscoveryState)
+    server.register_routes(app, mode="simulation")
     app.add_middleware(BoundedMessages, action_cls=DiscoveryAction)
+    app.add_middleware(MarkSockets)
 
     async def refused(request: Any, exc: Exception) -> Any:
         from fastapi.responses import JSONResponse
 
         return JSONResponse({"detail": clip(str(exc), 400)}, status_code=400)
     app.add_exception_handler(ResetRefused, refused)
+    app.state.episode_draws = draws
     return app
 
 

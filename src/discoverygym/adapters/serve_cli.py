@@ -39,14 +39,24 @@ def serve_openenv(
     max_steps: Annotated[int, typer.Option(
         help="Tool calls per episode before it ends without an answer.")] = 500,
     session_timeout: Annotated[float, typer.Option(
-        help="Seconds before an idle session not held by a WebSocket is closed.")] = 600.0,
+        help="Seconds before an idle session that no WebSocket holds (OpenEnv's HTTP "
+             "session/create) is closed. A session a socket holds is never closed for "
+             "being idle.")] = 60.0,
     records: Annotated[Path | None, typer.Option(
         help="Append every finished episode's record to this JSONL file.")] = None,
     send_record: Annotated[bool, typer.Option(
         help="Send the record (truth included) with the last observation.")] = True,
     client_options: Annotated[str, typer.Option(
-        help="Episode options a client's reset may set, comma separated ('*': any, '': "
-             "none). Options such as a large simulation resolution cost the server.")] = "*",
+        help="Episode options a client's reset may set, comma separated ('*': any; "
+             "default none). A budget or a large simulation resolution is the "
+             "operator's to give.")] = "",
+    client_seeds: Annotated[bool, typer.Option(
+        "--client-seeds", help="Training: the client chooses each reset's seed and may "
+             "replay it (records say so). Default: evaluation, the server draws every "
+             "seed from its key and plays each once.")] = False,
+    key_file: Annotated[Path | None, typer.Option(
+        help="Evaluation: the key seeds are drawn with (default DISCOVERYGYM_KEY or "
+             "DISCOVERYGYM_KEY_FILE, else a fresh key).")] = None,
 ):
     """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
     reset. Episode options follow the suite name (e.g. --world A --protocol
@@ -54,6 +64,7 @@ def serve_openenv(
     from ..cli_args import episode_options as _episode_options
     from ..cli_args import parse_extra as _parse_extra
     from ..core import UnknownName
+    from ..core.keys import BadKey, resolve_key
 
     try:
         from .openenv_server import build_app, serve
@@ -61,13 +72,22 @@ def serve_openenv(
         typer.echo(f"error: {OPENENV_MISSING} ({exc})", err=True)
         raise typer.Exit(2) from exc
     try:
+        if client_seeds and key_file is not None:
+            raise ValueError("--key-file draws evaluation seeds; --client-seeds lets the "
+                             "client choose them. Give one.")
+        key = None if client_seeds else resolve_key(key_file)
         app = build_app(suite, task, _episode_options(_parse_extra(list(ctx.args))),
                         max_sessions=max_sessions, max_steps=max_steps,
                         session_timeout_s=session_timeout, records=records,
                         send_record=send_record,
-                        client_options=_names(client_options))
-    except (UnknownName, ValueError) as exc:
+                        client_options=_names(client_options),
+                        client_seeds=client_seeds, key=key)
+    except (UnknownName, BadKey, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    draws = app.state.episode_draws
+    mode = ("training: clients choose seeds" if client_seeds else
+            f"evaluation: seeds drawn with {draws.key_id}")
     serve(app, host, port, lambda url: typer.echo(
-        f"discoverygym OpenEnv server for {suite}: {url} (WebSocket {url}/ws)", err=False))
+        f"discoverygym OpenEnv server for {suite}: {url} (WebSocket {url}/ws; {mode})",
+        err=False))

@@ -101,6 +101,11 @@ class Suite(ABC):
     #: Options that are themselves seeds (a procedural world's seed): with a key they are
     #: keyed too, and records keep the public value.
     keyed_options: tuple[str, ...] = ()
+    #: Whether the episode seed alone draws every hidden value of a task (its truth and
+    #: world), so that two seeds are two different problems. The verifiers door trains
+    #: on such a suite's tasks as they are; a suite without it trains only on the
+    #: procedural worlds of a `world_seed` run option, never on a published task.
+    seed_draws_truth: bool = False
 
     @abstractmethod
     def tasks(self) -> list[TaskInfo]:

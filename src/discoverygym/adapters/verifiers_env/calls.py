@@ -11,11 +11,23 @@ proposed call (the toolset driven without the Task) gets an id of its own."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from ...core import ToolResult
 from .state import ProposedCall
+
+#: Call ids longer than this are kept as a digest: the model writes them, and the state
+#: they are kept in travels whole with every tool call.
+MAX_CALL_ID_CHARS = 64
+
+
+def bounded_id(call_id: str) -> str:
+    """The call id as kept in the rollout state: itself when short, else its digest."""
+    if len(call_id) <= MAX_CALL_ID_CHARS:
+        return call_id
+    return "sha256:" + hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()
 
 
 def canonical(arguments: Any) -> str:
@@ -27,7 +39,7 @@ def canonical(arguments: Any) -> str:
 
 
 class CallLedger:
-    """The answers a tool server gave, by call id."""
+    """The answers a tool server gave, by call key (turn and id)."""
 
     def __init__(self) -> None:
         self.answers: dict[str, ToolResult] = {}
@@ -38,8 +50,8 @@ class CallLedger:
         """The call id of a request: a new call, or the retry of the last answered one."""
         spelled = canonical(arguments)
         for call in proposed:
-            if call.id not in self.answers and call.name == name and call.arguments == spelled:
-                return call.id
+            if call.key not in self.answers and call.name == name and call.arguments == spelled:
+                return call.key
         if self._last is not None and self._last[:2] == (name, spelled):
             return self._last[2]
         self._unlisted += 1

@@ -36,13 +36,21 @@ def eval_cmd(
     seeds: Annotated[int, typer.Option(help="eval: episodes per task.")] = 1,
     limit: Annotated[int | None, typer.Option("-n", help="Play the first N tasks.")] = None,
     rollouts: Annotated[int, typer.Option("-r", help="Rollouts per task.")] = 1,
-    out: Annotated[Path | None, typer.Option(help="Output directory of vf-eval.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output directory of vf-eval "
+                                                  "(default: outputs).")] = None,
+    traces: Annotated[bool, typer.Option("--traces", help="Print every rollout's trace "
+                                         "(JSON) as vf-eval does; they are in the run's "
+                                         "traces.jsonl either way.")] = False,
 ):
     """Evaluate a model on a suite with `vf-eval`, locally: subprocess runtime, nothing
-    uploaded. Suite options follow as in `discoverygym run`."""
+    uploaded. Suite options follow as in `discoverygym run`. Ends with a summary
+    (rollouts, mean reward, passed, errored); exits 1 if a rollout errored."""
+    import os
+
     from ...cli_args import parse_extra as _parse_extra
     from ...core import UnknownName
-    from .launch import eval_command, local_env
+    from . import summary as rollouts_summary
+    from .launch import eval_command, local_env, run_dir_name
     from .selection import split_specs
 
     options = _parse_extra(list(ctx.args))
@@ -50,10 +58,24 @@ def eval_cmd(
         if split == "train" and limit is None:
             raise ValueError("The train split is endless; say how many tasks with -n.")
         next(iter(split_specs(suite, split, options, seeds)), None)
+        rollouts_summary.check_streaming(base_url, model, os.environ.get(api_key_var))
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    out = out or Path("outputs")
+    run_dir = run_dir_name(suite)
     argv = eval_command(suite, model=model, base_url=base_url, api_key_var=api_key_var,
                         options=options, split=split, seeds=seeds, limit=limit,
-                        rollouts=rollouts, out=out)
-    raise typer.Exit(subprocess.run(argv, env=local_env()).returncode)
+                        rollouts=rollouts, out=out, run_dir=run_dir)
+    done = subprocess.run(argv, env=local_env(),
+                          stdout=None if traces else subprocess.DEVNULL)
+    path = out / run_dir / "traces.jsonl"
+    if not path.exists():
+        typer.echo(f"error: vf-eval left no traces at {path} (exit status "
+                   f"{done.returncode})", err=True)
+        raise typer.Exit(done.returncode or 1)
+    summary = rollouts_summary.summarize(rollouts_summary.read_traces(path))
+    for line in rollouts_summary.summary_lines(summary, path):
+        typer.echo(line)
+    raise typer.Exit(done.returncode or (1 if summary.errored or not summary.rollouts
+                                         else 0))

@@ -60,10 +60,19 @@ def prepare_chat_helper() -> Path:
     return script
 
 
+def run_dir_name(suite: str) -> str:
+    """A run directory of its own for one `discoverygym rl eval`, so that its traces are
+    found without guessing among earlier runs."""
+    import time
+    import uuid
+
+    return f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
 def eval_command(suite: str, *, model: str, base_url: str, api_key_var: str,
                  options: dict[str, str] | None = None, split: str = "eval", seeds: int = 1,
                  limit: int | None = None, rollouts: int = 1,
-                 out: Path | None = None) -> list[str]:
+                 out: Path | None = None, run_dir: str | None = None) -> list[str]:
     """The `vf-eval` command line for a local run of `suite` (selection as in
     `discoverygym run`)."""
     argv = [str(Path(sys.executable).parent / "vf-eval"), "discoverygym-rl",
@@ -78,4 +87,6 @@ def eval_command(suite: str, *, model: str, base_url: str, api_key_var: str,
         argv += ["-n", str(limit)]
     if out is not None:
         argv += ["-o", str(out)]
+    if run_dir is not None:
+        argv += ["--run.dir", run_dir]
     return argv

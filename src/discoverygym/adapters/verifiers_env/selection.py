@@ -5,10 +5,13 @@ suite's own run options), split so that training can never see an evaluation epi
   each played with episode seeds from the held-out range `[EVAL_SEED_START,
   EVAL_SEED_START + seeds)`; a procedural world (`world_seed`) must come from that
   range too.
-- **train**: the same planned tasks with seeds `0, 1, 2, ...` (never reaching
-  `EVAL_SEED_START`), on procedural worlds of the same seeds where the suite has them
-  (a `world_seed` run option) and no world was chosen. Endless: a trainer takes what it
-  needs.
+- **train**: never an evaluation world or a published task's truth, whatever the
+  options. A suite that draws procedural worlds (a `world_seed` run option) trains on
+  worlds `0, 1, 2, ...` with episode seeds of the same numbers; a suite whose seed alone
+  draws a task's truth (`Suite.seed_draws_truth`) trains on its planned tasks with
+  seeds `0, 1, 2, ...`. Choosing a world (`world`, `worlds`, `world_seed`) is refused,
+  and so is a suite with neither (its tasks' truths are the evaluation's). Both stay
+  below `EVAL_SEED_START`. Endless: a trainer takes what it needs.
 
 The eval split is keyed (`eval_key`): nobody without the key can rebuild its episodes
 from the public code and seeds, so a trainer or a policy that holds the package cannot
@@ -67,17 +70,24 @@ def eval_specs(suite: str, raw: dict[str, str] | None = None, seeds: int = 1) ->
 
 
 def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[EpisodeSpec]:
-    """Training episodes, endless: round r plays every planned task with seed r (and,
-    where the suite draws procedural worlds and none was chosen, on world r). A bad
-    selection fails here, not at the first episode."""
+    """Training episodes, endless: round r plays every planned task with seed r, on
+    procedural world r where the suite draws them. A selection that would train on an
+    evaluation world or a published task's truth is refused (ValueError), here and not
+    at the first episode."""
     options = _parsed(suite, raw or {})
-    if WORLD_SEED in options:
-        raise ValueError("The training split draws its own procedural worlds; give no "
-                         "world_seed for it.")
-    procedural = (not any(options.get(k) for k in _WORLD_CHOICES)
-                  and any(o.name == WORLD_SEED for o in get_suite(suite).run_options))
-    fixed = None if procedural else _base(suite, options)
-    return _rounds(suite, options, fixed)
+    chosen = [k for k in _WORLD_CHOICES if options.get(k) is not None]
+    if chosen:
+        names = ", ".join("--" + k.replace("_", "-") for k in chosen)
+        raise ValueError(f"The train split draws its own procedural worlds; {names} "
+                         "would train on a chosen (evaluation) world. Leave it out.")
+    entry = get_suite(suite)
+    if any(o.name == WORLD_SEED for o in entry.run_options):
+        return _rounds(suite, options, None)
+    if entry.seed_draws_truth:
+        return _rounds(suite, options, _base(suite, options))
+    raise ValueError(f"{suite} has no procedural worlds and its tasks' truths do not "
+                     "depend on the seed: training on them would train on the evaluation "
+                     "answers. Its episodes are for --split eval only.")
 
 
 def _rounds(suite: str, options: dict[str, Any],

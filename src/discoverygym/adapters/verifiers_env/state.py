@@ -12,18 +12,29 @@ from pydantic import BaseModel, Field
 from verifiers.v1 import State
 
 
-class ProposedCall(BaseModel):
-    """A tool call the model proposed: its id and the arguments in canonical JSON."""
+class CallRef(BaseModel):
+    """Which call: the model turn that proposed it (1 for the first assistant message)
+    and its id, bounded (`calls.bounded_id`). A model may reuse an id in a later turn;
+    the pair is the call's identity."""
 
+    turn: int = 0
     id: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.turn}:{self.id}"
+
+
+class ProposedCall(CallRef):
+    """A tool call the model proposed, with its arguments in canonical JSON."""
+
     name: str
     arguments: str
 
 
-class Refusal(BaseModel):
+class Refusal(CallRef):
     """A call the Task refused before it ran (unreadable arguments, unknown tool)."""
 
-    id: str
     name: str
     reason: str
 

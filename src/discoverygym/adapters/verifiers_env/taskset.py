@@ -18,11 +18,17 @@ from verifiers.v1.harnesses.null import NullHarness
 from ...core import AgentLimits, EpisodeSpec, get_suite
 from ...core.bounded import UnsafeInput, clip, loads, quote
 from ...core.record import episode_key
-from .calls import canonical
+from .calls import bounded_id, canonical
 from .selection import split_specs
 from .state import EpisodeState, ProposedCall, Refusal
-from .toolset import EpisodeToolset, EpisodeToolsetConfig
+from .toolset import NO_ANSWER, EpisodeToolset, EpisodeToolsetConfig, unbuilt_record
 
+#: Call arguments nested deeper than this end the rollout (`unreadable_turn`): far below
+#: the depth at which verifiers fails to decode them, far above any tool's.
+MAX_CARRIED_DEPTH = 200
+DROPPED_TURN = (f"[discoverygym: this turn's tool-call arguments nest deeper than "
+                f"{MAX_CARRIED_DEPTH} levels; the turn was dropped and the episode ends "
+                "without an answer]")
 USAGE_METRICS = ("observations", "cost", "submissions", "tool_calls", "tool_errors")
 
 
@@ -65,21 +71,22 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
     @vf.intercept
     def identify_call(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
         """Runs once per proposed call before the harness sees the model's turn: notes
-        the call's id for the tool server (charging is per call id), or refuses a call
-        no tool could take (unreadable arguments, unknown tool) with a short error that
-        costs nothing and counts as one of the episode's tool errors."""
+        the call (its turn and bounded id) for the tool server (charging is per call),
+        or refuses a call no tool could take (unreadable arguments, unknown tool) with a
+        short error that costs nothing and counts as one of the episode's tool errors.
+        A call is known by its turn and id, so an id the model reuses in a later turn
+        goes through the same checks."""
         last = request.messages[-1] if request.messages else None
         if not isinstance(last, vf.ToolMessage):
             return None
+        found = _issuing_call(request.messages[:-1], last.tool_call_id)
+        if found is None:
+            return None
+        turn, call = found
+        call_id = bounded_id(call.id)
         state = trace.state
-        if any(c.id == last.tool_call_id for c in state.calls) or any(
-                r.id == last.tool_call_id for r in state.refused):
-            return None
-        call = next((c for m in reversed(request.messages[:-1])
-                     if isinstance(m, vf.AssistantMessage)
-                     for c in m.tool_calls or [] if c.id == last.tool_call_id), None)
-        if call is None:
-            return None
+        if any(c.turn == turn and c.id == call_id for c in [*state.calls, *state.refused]):
+            return None  # the same call again (the harness's next request)
         reason = None
         try:
             arguments = loads(call.arguments or "{}", what="the argument text")
@@ -91,12 +98,27 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
             elif state.tools and call.name not in state.tools:
                 reason = f"there is no such tool; tools: {', '.join(state.tools)}"
         if reason is None:
-            state.calls.append(ProposedCall(id=call.id, name=call.name,
+            state.calls.append(ProposedCall(turn=turn, id=call_id, name=call.name,
                                             arguments=canonical(arguments)))
             return None
-        state.refused.append(Refusal(id=call.id, name=clip(call.name, 80), reason=reason))
+        state.refused.append(Refusal(turn=turn, id=call_id, name=clip(call.name, 80),
+                                     reason=reason))
         refused = last.model_copy(update={"content": _refusal_text(call.name, reason)})
         return request.model_copy(update={"messages": [*request.messages[:-1], refused]})
+
+    @vf.intercept
+    def unreadable_turn(self, response: vf.Response) -> vf.Response | None:
+        """A model turn whose call arguments nest deeper than verifiers can hash (its
+        graph decodes every call's arguments, without a bound) crashed the rollout: no
+        record, no reward. Before verifiers stores the turn, it becomes a text reply
+        that says so, so the rollout ends without an answer (a failed record).
+        Shallower bad arguments are refused call by call (`identify_call`) and the
+        episode goes on."""
+        calls = response.message.tool_calls or []
+        if not any(_nesting(call.arguments or "") > MAX_CARRIED_DEPTH for call in calls):
+            return None
+        return response.model_copy(update={
+            "message": vf.AssistantMessage(content=DROPPED_TURN), "finish_reason": "stop"})
 
     @vf.stop
     def episode_over(self, trace: vf.Trace) -> bool:
@@ -124,6 +146,43 @@ class DiscoveryTask(vf.Task[DiscoveryData, EpisodeState, DiscoveryTaskConfig]):
         usage = record["usage"]
         return {"passed": float(bool(record["passed"])),
                 **{k: float(usage.get(k, 0)) for k in USAGE_METRICS}}
+
+
+def _nesting(text: str) -> int:
+    """How deep JSON-like text nests arrays and objects (brackets in strings aside)."""
+    if text.count("[") + text.count("{") <= MAX_CARRIED_DEPTH:
+        return 0  # cannot be deeper: the common case, without a scan
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _issuing_call(messages: list[Any], call_id: str) -> tuple[int, Any] | None:
+    """The latest proposed call with `call_id` before a tool result, and its turn (the
+    number of assistant messages up to the one that proposed it)."""
+    turns = sum(isinstance(m, vf.AssistantMessage) for m in messages)
+    for message in reversed(messages):
+        if isinstance(message, vf.AssistantMessage):
+            for call in message.tool_calls or []:
+                if call.id == call_id:
+                    return turns, call
+            turns -= 1
+    return None
 
 
 def episode_record(trace: vf.Trace) -> dict[str, Any] | None:
@@ -194,4 +253,51 @@ class DiscoveryTaskset(vf.Taskset[DiscoveryTask, DiscoveryTasksetConfig]):
 class DiscoveryHarness(NullHarness):
     """The default harness: verifiers' plain chat loop, whose only tools are the
     episode's (a shell harness would run the model's commands on the rollout's machine,
-    where the truth is cached)."""
+    where the truth is cached). Its cleanup, which verifiers runs after every rollout,
+    errored ones included, settles an errored rollout (`settle_errored`)."""
+
+    async def cleanup(self, trace: vf.Trace, runtime: Any) -> None:
+        await super().cleanup(trace, runtime)
+        settle_errored(trace)
+
+
+def _error_cause(trace: vf.Trace) -> str:
+    """The last error in one line: its type and, of a traceback, the final line."""
+    last = trace.last_error
+    if last is None:
+        return "an unknown error"
+    lines = [line.strip() for line in (last.message or "").splitlines() if line.strip()]
+    text = lines[0] if len(lines) <= 1 else f"{lines[0][:120]} ... {lines[-1]}"
+    return clip(f"{last.type}: {text}", 400)
+
+
+def settle_errored(trace: vf.Trace) -> None:
+    """An errored rollout (the model server failed, the tool server did not start, the
+    harness refused the model's turn) is one the episode failed: verifiers skips its
+    scoring, and a mean over rewards would leave it out. It gets a failed record (the
+    tool server's, or one written here) whose `error` says what happened, reward 0
+    and its metrics, like any failed episode."""
+    if trace.ok:
+        return
+    cause = _error_cause(trace)
+    try:
+        record = episode_record(trace)
+    except UnsafeInput:  # a record too large or deep to read back: write one here
+        record = None
+    if record is None:
+        data = trace.task.data
+        if not isinstance(data, DiscoveryData):
+            data = DiscoveryData.model_validate(data)
+        spec = EpisodeSpec(data.suite, data.task_id, data.seed, dict(data.options))
+        record = unbuilt_record(spec, None).to_dict()
+    error = f"the rollout ended in an error: {cause}"
+    if record.get("error") and record["error"] != NO_ANSWER:  # the tool server knew more
+        error = f"{record['error']}; {error}"
+    record = {**record, "passed": False, "score": 0.0, "error": error,
+              "details": {**(record.get("details") or {}), "rollout_error": cause}}
+    trace.info["record"] = record
+    trace.info.pop("record_error", None)
+    trace.record_reward("episode_score", 0.0)
+    usage = record.get("usage") or {}
+    trace.record_metrics({"passed": 0.0, **{k: float(usage.get(k, 0) or 0)
+                                            for k in USAGE_METRICS}})

@@ -8,12 +8,15 @@ result."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from typing import Any
 
 import verifiers.v1 as vf
 
-from ...core import Episode, EpisodeSpec, ToolResult, get_suite
+from ... import __version__
+from ...core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, Usage, get_suite
+from ...core.bounded import clip
 from ...core.keys import BadKey, Key, key_from_environment
 from ..interpreter_tool import PYTHON_TOOL, InterpreterTool
 from ..mcp_server import _content
@@ -21,6 +24,8 @@ from .calls import CallLedger
 from .state import EpisodeState
 
 AGENT = "verifiers"
+#: The error of a record whose rollout ended before the episode did.
+NO_ANSWER = "the rollout ended without an answer"
 
 
 def task_key(key_id: str | None) -> Key | None:
@@ -53,11 +58,26 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         self._refusals_seen: set[str] = set()
         self._recorded = False
         self._lock = asyncio.Lock()
+        #: Why the episode could not be built, if it could not.
+        self.broken: str | None = None
+        self._spec: EpisodeSpec | None = None
 
     async def setup_task(self, task: Any) -> None:
-        spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options),
-                           task_key(getattr(task, "key_id", None)))
-        self.episode = await asyncio.to_thread(spec.build)
+        """Build the rollout's episode. If that fails the server still starts and
+        answers the harness's first request (listing the tools) with the cause, so the
+        rollout fails in seconds and says why: a server that died here left verifiers
+        polling its port for three minutes."""
+        # The public spec names the episode in a record written before it is built.
+        self._spec = EpisodeSpec(task.suite, task.task_id, task.seed, dict(task.options))
+        try:
+            spec = self._spec.with_key(task_key(getattr(task, "key_id", None)))
+            self.episode = await asyncio.to_thread(spec.build)
+        except Exception as exc:  # noqa: BLE001 - any cause is reported, none kills the server
+            self.broken = clip(f"{type(exc).__name__}: {exc}", 400)
+            with contextlib.suppress(Exception):  # the record is a courtesy; serving is not
+                await self._push_final(f"the episode's tool server could not start: "
+                                       f"{self.broken}")
+            return
         if self.config.interpreter:
             limits = get_suite(spec.suite).python_limits
             self.python = InterpreterTool(self.episode, time_limit_s=limits.time_limit_s,
@@ -85,6 +105,8 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
     async def list_tools(self) -> list[Any]:
         import mcp.types as types
 
+        if self.broken is not None:
+            raise RuntimeError(f"the episode's tool server could not start: {self.broken}")
         specs = self.tool_specs()
         self.state.tools = [s.name for s in specs]
         return [types.Tool(name=s.name, description=s.description,
@@ -124,33 +146,37 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         """Calls the Task refused before they ran count as the episode's tool errors,
         as on every other door (`Episode.refuse`)."""
         for refusal in state.refused:
-            if refusal.id not in self._refusals_seen and self.episode is not None:
-                self._refusals_seen.add(refusal.id)
+            if refusal.key not in self._refusals_seen and self.episode is not None:
+                self._refusals_seen.add(refusal.key)
                 self.episode.refuse(refusal.name, refusal.reason)
 
     def _write_record(self, state: EpisodeState, error: str | None) -> None:
-        if self._recorded or self.episode is None:
+        if self._recorded or self._spec is None:
             return
         self._recorded = True
         state.done = True
-        state.record_json = self.episode.record(agent=AGENT, error=error).to_json()
+        if self.episode is not None:
+            state.record_json = self.episode.record(agent=AGENT, error=error).to_json()
+        else:  # the episode could not be built
+            state.record_json = unbuilt_record(self._spec, error).to_json()
 
     async def _finish(self) -> None:
         """At shutdown: an episode that ended without an answer still leaves its record
         (a failed one, with the reason), pushed to the rollout state."""
         try:
             if not self._recorded and self.episode is not None:
-                await self._push_final()
+                await self._push_final(NO_ANSWER)
         finally:
             if self.python is not None:
                 await asyncio.to_thread(self.python.close)
 
-    async def _push_final(self) -> None:
+    async def _push_final(self, error: str) -> None:
+        """Leave the failed record (`error` says why) in the rollout state."""
         import httpx
 
         url, secret, route = self._state_channel()
         if not url:
-            self._write_record(EpisodeState(), "the rollout ended without an answer")
+            self._write_record(EpisodeState(), error)
             return
         headers = {"Authorization": f"Bearer {secret}"}
         if route:
@@ -160,9 +186,20 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
             pulled = await client.get(url, headers=headers)
             state = self._state_adapter.validate_json(pulled.content)
             self._count_refusals(state)
-            self._write_record(state, "the rollout ended without an answer")
+            self._write_record(state, error)
             await client.put(url, content=self._state_adapter.dump_json(state),
                              headers={**headers, "Content-Type": "application/json"})
+
+
+def unbuilt_record(spec: EpisodeSpec, error: str | None) -> EpisodeRecord:
+    """The failed record of an episode that was never built (or whose tool server left
+    none): nothing answered, nothing spent."""
+    return EpisodeRecord(
+        suite=spec.suite, task_id=spec.task_id, seed=spec.seed, options=dict(spec.options),
+        agent=AGENT, model=None, answer=None, truth=None, passed=False, score=0.0,
+        metric="", value=None, threshold=None, error=error, usage=Usage(),
+        world=spec.options.get("world"), protocol=spec.options.get("protocol"),
+        version=__version__)
 
 
 if __name__ == "__main__":
