@@ -48,6 +48,7 @@ from .core import (
     episode_key,
     get_suite,
 )
+from .core.escape import for_markdown, for_markdown_code
 from .core.seeds import MAX_SEEDS, parse_seeds  # noqa: F401 - the command line's --seeds
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
@@ -232,7 +233,7 @@ class CalibrationResult:
         role_of = {a: role for role in CALIBRATION_ROLES for a in self.roles[role]}
         head = ["task", *[f"{a} ({role_of[a].replace('_', '-')})" for a in self.agents],
                 "verdict"]
-        lines = [f"`{self.command}`", "",
+        lines = [for_markdown_code(self.command, 2000), "",
                  f"Seeds {_seed_text(self.seeds)}; cells are passed / episodes"
                  + (" · median metric" if values else "") + ". "
                  + ", ".join(f"{k}: {v}" for k, v in self.counts().items()) + ".", "",
@@ -249,10 +250,12 @@ class CalibrationResult:
                 if values and r.median_value is not None:
                     cell += f" · {r.median_value:.3g}"
                 cells.append(cell)
-            lines.append(f"| {t.task_id} | " + " | ".join(cells) + f" | {t.verdict} |")
+            lines.append(f"| {for_markdown(t.task_id)} | " + " | ".join(cells)
+                         + f" | {t.verdict} |")
         flagged = [t for t in self.tasks if t.verdict != VALID]
         if flagged:
-            lines += [""] + [f"- `{t.task_id}`: {t.verdict} ({t.reason})" for t in flagged]
+            lines += [""] + [f"- {for_markdown_code(t.task_id)}: {t.verdict} "
+                             f"({t.reason})" for t in flagged]
         if self.public_note():
             lines += ["", self.public_note()]
         if self.infrastructure_failures:

@@ -26,6 +26,7 @@ from .core import (
     get_suite,
     load_plugins,
 )
+from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
@@ -56,12 +57,13 @@ def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
         table.add_column(col)
     for r in rows:
         if r["available"]:
-            table.add_row(r["suite"], str(r["tasks"]), str(r["episodes"]), ", ".join(r["agents"]),
-                          r["description"])
+            table.add_row(for_terminal(r["suite"]), str(r["tasks"]), str(r["episodes"]),
+                          for_terminal(", ".join(r["agents"]), 1000),
+                          for_terminal(r["description"], 1000))
         else:
             why = (f"needs the [{r['extra']}] extra: make install-all" if r["extra"]
                    else r["reason"])
-            table.add_row(r["suite"], "-", "-", "-", Text(f"unavailable: {why}", style="dim"))
+            table.add_row(for_terminal(r["suite"]), "-", "-", "-", Text(f"unavailable: {why}", style="dim"))
     console.print(table)
 
 
@@ -85,7 +87,8 @@ def list_tasks(suite: str,
     for t in tasks:
         tags = ", ".join(f"{k}={v if not isinstance(v, list) else ','.join(map(str, v))}"
                          for k, v in t.tags.items())
-        table.add_row(t.id, t.description, tags)
+        table.add_row(for_terminal(t.id), for_terminal(t.description, 1000),
+                      for_terminal(tags, 1000))
     console.print(table)
 
 
@@ -103,7 +106,7 @@ def print_summary_table(summary: dict[str, Any], title: str) -> None:
     table.add_column("rate", justify="right")
     for task, entry in summary.get("per_task", {}).items():
         rate = entry["passed"] / entry["n"] if entry["n"] else 0.0
-        table.add_row(task, str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
+        table.add_row(for_terminal(task), str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
     table.add_section()
     table.add_row("[bold]all[/bold]", str(summary["n_passed"]), str(summary["n_episodes"]),
                   f"[bold]{summary['pass_rate']:.1%}[/bold]")
@@ -153,7 +156,7 @@ def run(
         options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
         specs = s.plan(**options)
     except (UnknownName, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     if (agent is None) == (model is None):
         console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
@@ -188,12 +191,13 @@ def run(
                                limit=limit, epochs=epochs, max_connections=max_connections,
                                resume=resume, display="none" if quiet else "rich")
         except (FileExistsError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
             raise typer.Exit(2) from exc
     else:
         if agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {agent!r} for {suite}; agents: "
-                          f"{', '.join(agent_table(suite)) or 'none'}")
+            console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
+                          f"{for_terminal(suite)}; agents: "
+                          f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
             raise typer.Exit(2)
         try:
             result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
@@ -214,30 +218,32 @@ def run(
             raise typer.Exit(1) from None
         except FileExistsError as exc:
             if exc.errno is None:  # the run directory's own refusal (records, no --resume)
-                console.print(f"[red]error:[/red] {escape(str(exc))}")
+                console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
                 raise typer.Exit(1) from None
             console.print(f"[red]error:[/red] cannot write the run to "
-                          f"{escape(str(exc.filename or out_dir))}: a file is in the way "
+                          f"{for_terminal(exc.filename or out_dir, 2000)}: a file is in the way "
                           "(--out names a folder)")
             raise typer.Exit(1) from None
         except OSError as exc:  # a read-only --out, a full disk: one line, records kept
             where = exc.filename or out_dir
-            console.print(f"[red]error:[/red] cannot write the run to {escape(str(where))}: "
-                          f"{exc.strerror or exc}")
+            console.print(f"[red]error:[/red] cannot write the run to {for_terminal(where, 2000)}: "
+                          f"{for_terminal(exc.strerror or exc, 2000)}")
             raise typer.Exit(1) from None
     if getattr(result, "interrupted", False):
         console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
-                      f"{result.out_dir / 'records.jsonl'}; summary.json is marked "
+                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
+                      "summary.json is marked "
                       "interrupted; continue with --resume")
         raise typer.Exit(130)
-    print_summary_table(result.summary, f"{suite} · {who} · {options or 'defaults'}")
+    title = for_terminal(f"{suite} · {who} · {options or 'defaults'}", 1000)
+    print_summary_table(result.summary, title)
     extra = s.summary_renderable(result.summary.get("suite_summary") or {})
     if extra is not None:
         console.print(extra)
     for line in result.failures:
-        console.print(f"[red]infrastructure failure:[/red] {line}")
-    console.print(f"records: {result.out_dir / 'records.jsonl'}")
-    console.print(f"summary: {result.out_dir / 'summary.json'}")
+        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
+    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
 
 def _key_or_exit(key_file: Path | None):
@@ -276,18 +282,19 @@ def audit_cmd(
     try:
         outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter)
     except (UnknownName, ValueError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     findings = [o for o in outcomes if not o.ok]
     if as_json:
         print(_json.dumps([o.to_dict() for o in outcomes], indent=1))
     else:
-        table = Table(title=f"audit of {suite}: {len(outcomes)} attacks, "
+        table = Table(title=f"audit of {for_terminal(suite)}: {len(outcomes)} attacks, "
                             f"{len(findings)} findings")
         for column in ("family", "attack", "expected", "observed", "ok"):
             table.add_column(column, overflow="fold")
         for o in outcomes:
-            table.add_row(o.family, o.attack, o.expected, o.observed,
+            table.add_row(for_terminal(o.family), for_terminal(o.attack, 1000),
+                          for_terminal(o.expected, 1000), for_terminal(o.observed, 1000),
                           "[green]ok[/green]" if o.ok else "[red]FINDING[/red]")
         console.print(table)
     raise typer.Exit(1 if findings else 0)
@@ -348,7 +355,7 @@ def calibrate_cmd(
                            show_progress=not quiet and not as_json,
                            executor_options={"address": address} if address else None)
     except (UnknownName, ValueError, FileExistsError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
@@ -366,29 +373,30 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
     else:
-        table = Table(title=f"calibration of {suite} · seeds {seeds}")
+        table = Table(title=f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}")
         table.add_column("task")
         for agent in result.agents:
-            table.add_column(agent, justify="right")
+            table.add_column(for_terminal(agent), justify="right")
         table.add_column("verdict")
         colour = {"valid": "green", "too hard": "yellow", "weak": "yellow", "leaks": "red"}
         for task in result.tasks:
             cells = [f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
                      for a in result.agents]
-            table.add_row(task.task_id, *cells,
+            table.add_row(for_terminal(task.task_id), *cells,
                           f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]")
         console.print(table)
         console.print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
         for task in result.tasks:
             if task.reason:
-                console.print(f"  {task.task_id}: {task.verdict} ({task.reason})")
+                console.print(f"  {for_terminal(task.task_id)}: {task.verdict} "
+                              f"({for_terminal(task.reason, 2000)})")
         if result.public_note():
             console.print(escape(result.public_note()))
         for line in result.infrastructure_failures:
-            console.print(f"[red]infrastructure failure:[/red] {line}")
-        console.print(f"command: {result.command}")
+            console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+        console.print(f"command: {for_terminal(result.command, 2000)}")
         if out is not None:
-            console.print(f"table: {out}")
+            console.print(f"table: {for_terminal(out, 2000)}")
     raise typer.Exit(1 if result.counts()[LEAKS] else 0)
 
 
@@ -418,24 +426,39 @@ def leaderboard_cmd(
                                          "protocol, world, task_id, run, or any option such as tier.")]
         = "suite,agent,model",
     fmt: Annotated[str, typer.Option("--format", help="table | csv | json | markdown")] = "table",
+    columns: Annotated[str | None, typer.Option(
+        help="Figures to show, comma separated, or 'all': n, n_passed, pass_rate, "
+             "pass_rate_se, mean_score, mean_observations, mean_tool_calls, mean_tokens, "
+             "total_usd, mean_wall_s (default: n to mean_score in the table, all otherwise).")]
+        = None,
 ):
     """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
-    from .run.leaderboard import format_rows, leaderboard
+    from .run.leaderboard import (
+        FORMATS,
+        METRICS,
+        TABLE_METRICS,
+        choose_columns,
+        format_rows,
+        leaderboard,
+        terminal_table,
+    )
 
+    if fmt not in FORMATS:
+        console.print(f"[red]error:[/red] unknown --format {for_terminal(repr(fmt))}; choose "
+                      f"{', '.join(FORMATS)}.")
+        raise typer.Exit(2)
+    keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
-        rows = leaderboard(list(runs or []), [k.strip() for k in by.split(",") if k.strip()])
+        rows = leaderboard(list(runs or []), keys)
+        rows = choose_columns(rows, keys, columns,
+                              default=TABLE_METRICS if fmt == "table" else METRICS)
     except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
         return
-    table = Table(title="leaderboard")
-    for col in (rows[0] if rows else {}):
-        table.add_column(col, justify="right" if col not in by.split(",") else "left")
-    for r in rows:
-        table.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r.values()])
-    console.print(table)
+    console.print(terminal_table(rows, keys, console.width))
 
 
 @app.command("report")
@@ -447,17 +470,17 @@ def report_cmd(
     """Write a self-contained HTML report (no network needed to view it)."""
     from .report import write_report
 
-    if not (run_dir / "records.jsonl").exists():
-        console.print(f"[red]error:[/red] {run_dir} has no records.jsonl")
+    if not (run_dir / "records.jsonl").is_file():
+        console.print(f"[red]error:[/red] {for_terminal(run_dir, 2000)} has no records.jsonl")
         raise typer.Exit(2)
     try:
         written = write_report(run_dir, output)
     except OSError as exc:  # a read-only or missing folder for -o
         where = exc.filename or output or run_dir
-        console.print(f"[red]error:[/red] cannot write the report to {escape(str(where))}: "
+        console.print(f"[red]error:[/red] cannot write the report to {for_terminal(where, 2000)}: "
                       f"{exc.strerror or exc}")
         raise typer.Exit(1) from None
-    console.print(f"report: {escape(str(written))}")
+    console.print(f"report: {for_terminal(written, 2000)}")
 
 
 @app.command("mcp", context_settings={"allow_extra_args": True,
@@ -485,7 +508,7 @@ def mcp_cmd(
     try:
         episode = spec.build()
     except (UnknownName, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
 
@@ -498,7 +521,7 @@ def show_options(suite: str):
     table.add_column("option")
     table.add_column("help")
     for opt in s.run_options:
-        table.add_row("--" + opt.name.replace("_", "-"), opt.help)
+        table.add_row(for_terminal("--" + opt.name.replace("_", "-")), for_terminal(opt.help, 1000))
     console.print(table)
 
 

@@ -7,6 +7,8 @@ import base64
 import io
 from typing import Any
 
+from ..core.escape import for_html
+
 
 def new_figure(width_in: float = 6.0, height_in: float = 3.2) -> tuple[Any, Any]:
     """A matplotlib figure and axes on the non-interactive Agg backend."""
@@ -28,11 +30,7 @@ def figure_html(fig: Any, alt: str) -> str:
     fig.savefig(buf, format="png")
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img class="plot" alt="{_attr(alt)}" src="data:image/png;base64,{data}">'
-
-
-def _attr(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return f'<img class="plot" alt="{for_html(alt, 500)}" src="data:image/png;base64,{data}">'
 
 
 def histogram_html(values: list[float], title: str, xlabel: str) -> str:

@@ -1,14 +1,20 @@
 """`discoverygym report RUN_DIR`: one self-contained HTML file (no network, no
-scripts) built from a run directory's records, summary and configuration."""
+scripts) built from a run directory's records, summary and configuration.
+
+A run directory may come from anyone, so every value in it is hostile: strings are
+escaped for HTML with controls stripped (core/escape.py), links keep only http, https
+and relative addresses, long values are cut, deep values are drawn to a bounded depth,
+and a field of the wrong type reads as missing instead of failing the report."""
 
 from __future__ import annotations
 
-import html
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from ..core import get_suite
+from ..core.escape import for_html, safe_href
 from ..run.records import read_records
 from .figures import histogram_html
 
@@ -27,8 +33,16 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.8rem}
 """
 
 
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+# Characters of one value shown in a table cell, and in an expandable excerpt.
+CELL_CHARS = 300
+EXCERPT_CHARS = 4000
+# The largest summary.json or run.json read; a bigger one reads as missing.
+MAX_JSON_BYTES = 20_000_000
+
+
+def esc(value: Any, limit: int | None = CELL_CHARS) -> str:
+    """Any value as inert HTML text, cut to `limit` characters."""
+    return for_html(value, limit)
 
 
 def fmt(value: Any) -> str:
@@ -59,9 +73,36 @@ class _Raw(str):
 
 def percent(rate: Any) -> _Raw:
     """A rate in [0, 1] as a percentage (one decimal), or empty when missing."""
+    rate = _number(rate)
     if rate is None:
         return _Raw("")
-    return _Raw(f"{100.0 * float(rate):.1f} %")
+    return _Raw(f"{100.0 * rate:.1f} %")
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from a record, or None (missing, text, NaN, 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _readable(record: dict[str, Any]) -> dict[str, Any]:
+    """The fields the report reads, each of the type it expects: text for names, a
+    bool (only JSON true passes), finite numbers or None, dicts for usage and details."""
+    usage = {k: _number(v) or 0.0 for k, v in _dict(record.get("usage")).items()}
+    task_id = record.get("task_id")
+    return {**record, "suite": record.get("suite"),
+            "task_id": task_id if isinstance(task_id, str) else _short(task_id),
+            "passed": record.get("passed") is True, "score": _number(record.get("score")) or 0.0,
+            "usage": usage, "details": _dict(record.get("details"))}
 
 
 def verdict(passed: bool) -> _Raw:
@@ -71,45 +112,58 @@ def verdict(passed: bool) -> _Raw:
 def _episode_label(r: dict[str, Any]) -> str:
     parts = [r["task_id"]]
     if r.get("world"):
-        parts.append(r["world"])
-    parts.append(f"seed {r['seed']}")
+        parts.append(_short(r["world"]))
+    parts.append(f"seed {_short(r.get('seed'))}")
     return " · ".join(parts)
 
 
 def _transcript_cell(r: dict[str, Any]) -> _Raw:
-    details = r.get("details") or {}
+    details = r["details"]
     link = details.get("transcript")
     excerpt = details.get("transcript_excerpt")
     out = ""
-    if link:
-        out += f'<a href="{esc(link)}">transcript</a>'
+    href = safe_href(link)
+    if href:
+        out += f'<a href="{href}">transcript</a>'
+    elif link:  # a javascript:, data: or other address is shown, never followed
+        out += f'<span class="muted">transcript: {esc(_short(link))}</span>'
     if excerpt:
-        out += f"<details><summary>excerpt</summary><pre>{esc(excerpt)[:4000]}</pre></details>"
+        out += (f"<details><summary>excerpt</summary><pre>{esc(excerpt, EXCERPT_CHARS)}"
+                "</pre></details>")
     return _Raw(out)
 
 
 def build_report(run_dir: Path) -> str:
     """The report's HTML for a run directory."""
     run_dir = Path(run_dir)
-    records = read_records(run_dir / "records.jsonl")
+    unreadable: list[int] = []
+    lines = read_records(run_dir / "records.jsonl", unreadable)
+    raw_records = [r for r in lines if isinstance(r, dict)]
+    n_not_records = len(unreadable) + len(lines) - len(raw_records)
+    records = [_readable(r) for r in raw_records]
     summary = _load_json(run_dir / "summary.json")
     run_info = _load_json(run_dir / "run.json")
     suite_name = records[0]["suite"] if records else summary.get("suite")
     who = summary.get("model") or summary.get("agent") or run_info.get("who")
+    mean_usage = _dict(summary.get("mean_usage"))
     parts = [f"<h1>discoverygym · {esc(suite_name)} · {esc(who)}</h1>",
              f'<p class="muted">{esc(run_dir)} · created {esc(run_info.get("created"))} · '
-             f'discoverygym {esc(run_info.get("versions", {}).get("discoverygym"))}</p>']
+             f'discoverygym {esc(_dict(run_info.get("versions")).get("discoverygym"))}</p>']
 
     parts.append("<h2>Summary</h2>")
+    if n_not_records:
+        lines_are = "1 line of records.jsonl is not a record" if n_not_records == 1 else \
+            f"{n_not_records} lines of records.jsonl are not records"
+        parts.append(f'<p class="fail">{lines_are} (torn, not a JSON object, or nested too '
+                     "deep to read); the report leaves them out.</p>")
     parts.append(table(
         ["episodes", "passed", "pass rate", "± s.e.", "mean score", "errors", "mean obs",
          "mean tool calls", "mean wall s"],
         [[summary.get("n_episodes"), summary.get("n_passed"), percent(summary.get("pass_rate")),
           percent(summary.get("pass_rate_stderr")), summary.get("mean_score"),
           summary.get("n_errors"),
-          summary.get("mean_usage", {}).get("observations"),
-          summary.get("mean_usage", {}).get("tool_calls"),
-          summary.get("mean_usage", {}).get("wall_s")]],
+          mean_usage.get("observations"), mean_usage.get("tool_calls"),
+          mean_usage.get("wall_s")]],
         numeric=set(range(9))))
 
     parts.append("<h2>By task</h2>")
@@ -126,7 +180,7 @@ def build_report(run_dir: Path) -> str:
     if records:
         parts.append("<h2>Suite plots</h2>")
         try:
-            sections = get_suite(suite_name).report_sections(records)
+            sections = get_suite(str(suite_name)).report_sections(raw_records)
         except Exception as exc:  # a plotting bug must not lose the rest of the report
             sections = [("Suite plots unavailable", f"<p>{esc(type(exc).__name__)}: {esc(exc)}</p>")]
         if not sections:
@@ -137,9 +191,9 @@ def build_report(run_dir: Path) -> str:
         parts.append("<h2>Usage</h2><div class=\"plots\">")
         for key, label in (("observations", "observations"), ("tool_calls", "tool calls"),
                            ("wall_s", "wall seconds")):
-            values = [float(r["usage"].get(key, 0) or 0) for r in records]
+            values = [r["usage"].get(key, 0.0) for r in records]
             parts.append(histogram_html(values, label, label))
-        tokens = [float(r["usage"].get("input_tokens", 0) + r["usage"].get("output_tokens", 0))
+        tokens = [r["usage"].get("input_tokens", 0.0) + r["usage"].get("output_tokens", 0.0)
                   for r in records]
         if any(tokens):
             parts.append(histogram_html(tokens, "tokens", "tokens per episode"))
@@ -150,11 +204,17 @@ def build_report(run_dir: Path) -> str:
         ["episode", "verdict", "answer", "truth", "metric", "value", "threshold", "obs", "error",
          "transcript"],
         [[_episode_label(r), verdict(r["passed"]), _short(r.get("answer")), _short(r.get("truth")),
-          r.get("metric"), r.get("value"), r.get("threshold"), r["usage"].get("observations"),
-          r.get("error"), _transcript_cell(r)] for r in records], numeric={5, 6, 7}))
+          _plain(r.get("metric")), _plain(r.get("value")), _plain(r.get("threshold")),
+          r["usage"].get("observations"),
+          _plain(r.get("error")), _transcript_cell(r)] for r in records],
+        numeric={5, 6, 7}))
 
     parts.append("<h2>Configuration</h2>")
-    parts.append(f"<pre>{esc(json.dumps(run_info, indent=2, default=str))}</pre>")
+    try:
+        configuration = json.dumps(run_info, indent=2, default=str)
+    except (RecursionError, ValueError):
+        configuration = "(run.json is nested too deep to show)"
+    parts.append(f"<pre>{esc(configuration, None)}</pre>")
     body = "\n".join(parts)
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>discoverygym report: {esc(suite_name)} {esc(who)}</title>"
@@ -164,22 +224,72 @@ def build_report(run_dir: Path) -> str:
 def _short(value: Any, limit: int = 120) -> str:
     """An answer or truth for a table cell: numbers to 6 significant digits (inside
     lists and dicts too), cut at `limit` characters."""
-    text = value if isinstance(value, str) else _compact(value)
+    text = value if isinstance(value, str) else _compact(value, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _compact(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_compact(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value, default=str)
+def _plain(value: Any) -> Any:
+    """A record field for a table cell: a finite number or None as itself (the table
+    formats it), anything else as short text."""
+    if value is None or (_number(value) is not None and not isinstance(value, bool)):
+        return value
+    return _short(value, CELL_CHARS)
+
+
+def _compact(value: Any, limit: int, max_depth: int = 8) -> str:
+    """A value as short text, iteratively: it stops once it has `limit` characters, and
+    draws containers deeper than `max_depth` as "…", so 10,000 levels or a million
+    items cost no more than a short one."""
+    out: list[str] = []
+    size = 0
+    stack: list[tuple[Any, int] | str] = [(value, 0)]
+    while stack and size <= limit:
+        item = stack.pop()
+        if isinstance(item, str):  # punctuation pushed by a container
+            piece = item
+        else:
+            node, depth = item
+            if isinstance(node, list | tuple | dict) and depth >= max_depth:
+                piece = "…"
+            elif isinstance(node, list | tuple):
+                piece = "["
+                stack.append("]")
+                for i, child in enumerate(reversed(node[:limit])):
+                    stack.append((child, depth + 1))
+                    if i < min(len(node), limit) - 1:
+                        stack.append(", ")
+            elif isinstance(node, dict):
+                piece = "{"
+                stack.append("}")
+                entries = list(node.items())[:limit]
+                for i, (key, child) in enumerate(reversed(entries)):
+                    stack.append((child, depth + 1))
+                    stack.append(f"{str(key)[:limit]}: ")
+                    if i < len(entries) - 1:
+                        stack.append(", ")
+            elif isinstance(node, float):
+                piece = f"{node:.6g}"
+            elif isinstance(node, str):
+                piece = json.dumps(node[:limit])
+            elif isinstance(node, int) and not isinstance(node, bool) and node.bit_length() > 1000:
+                piece = f"<integer of {node.bit_length()} bits>"
+            else:
+                piece = json.dumps(node, default=lambda v: str(v)[:limit])
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {}
+    """A JSON object from the run directory, or {} when it is missing, too big, not an
+    object or nested past what json can read."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
+            return {}
+        value = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, RecursionError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def write_report(run_dir: Path, out: Path | None = None) -> Path:

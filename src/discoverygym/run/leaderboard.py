@@ -9,15 +9,30 @@ from typing import Any
 
 # Top-level record fields; any other group key is looked up in options, then details.
 TOP_LEVEL = ("suite", "task_id", "agent", "model", "protocol", "world", "seed", "metric")
+# The figures of every group, in the order they are shown.
+METRICS = ("n", "n_passed", "pass_rate", "pass_rate_se", "mean_score", "mean_observations",
+           "mean_tool_calls", "mean_tokens", "total_usd", "mean_wall_s")
+# Their headers in the terminal table: short, with spaces where a narrow column wraps.
+METRIC_LABELS = {"n": "n", "n_passed": "passed", "pass_rate": "pass rate",
+                 "pass_rate_se": "± s.e.", "mean_score": "mean score",
+                 "mean_observations": "mean obs", "mean_tool_calls": "mean tool calls",
+                 "mean_tokens": "mean tokens", "total_usd": "total usd",
+                 "mean_wall_s": "mean wall s"}
+#: The output formats of `discoverygym leaderboard`.
+FORMATS = ("table", "csv", "json", "markdown")
+# What the terminal table shows unless asked (`--columns`): it fits 80 columns.
+TABLE_METRICS = ("n", "pass_rate", "pass_rate_se", "mean_score")
 
 
 def record_files(paths: list[str]) -> list[str]:
-    """records.jsonl files from run directories, files or glob patterns."""
+    """records.jsonl files from run directories, files or glob patterns. Only regular
+    files count: a FIFO or a link to /dev/zero in someone's run directory would hang
+    the reader."""
     files: list[str] = []
     for pattern in paths or ["runs/*"]:
         for match in sorted(glob.glob(pattern)) or [pattern]:
             p = Path(match)
-            if p.is_dir() and (p / "records.jsonl").exists():
+            if p.is_dir() and (p / "records.jsonl").is_file():
                 files.append(str(p / "records.jsonl"))
             elif p.is_file() and p.name.endswith(".jsonl"):
                 files.append(str(p))
@@ -45,18 +60,24 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
     keys = by or ["suite", "agent", "model"]
     selects = ", ".join(f"{_key_sql(k)} AS \"{k}\"" for k in keys)
     group = ", ".join(f'"{k}"' for k in keys)
-    usage = "CAST(json ->> '$.usage.{}' AS DOUBLE)"
+    # TRY_CAST: a record from anyone may hold text where a number belongs; that value
+    # counts as missing instead of failing the whole leaderboard. Only JSON true passes.
+    usage = "TRY_CAST(json ->> '$.usage.{}' AS DOUBLE)"
     sql = f"""
         WITH r AS (
             SELECT {selects},
-                   CAST(json ->> '$.passed' AS BOOLEAN) AS passed,
-                   CAST(json ->> '$.score' AS DOUBLE) AS score,
+                   coalesce(json_type(json, '$.passed') = 'BOOLEAN'
+                            AND json ->> '$.passed' = 'true', false) AS passed,
+                   TRY_CAST(json ->> '$.score' AS DOUBLE) AS score,
                    {usage.format('observations')} AS observations,
                    {usage.format('tool_calls')} AS tool_calls,
                    {usage.format('input_tokens')} + {usage.format('output_tokens')} AS tokens,
                    {usage.format('usd')} AS usd,
                    {usage.format('wall_s')} AS wall_s
-            FROM read_ndjson_objects(?, filename = true)
+            -- ignore_errors: a torn last line (a crash mid-write) is skipped, as
+            -- read_records does; a line that is not a JSON object is no record.
+            FROM read_ndjson_objects(?, filename = true, ignore_errors = true)
+            WHERE json_type(json) = 'OBJECT'
         )
         SELECT {group},
                count(*) AS n,
@@ -81,11 +102,79 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
         con.close()
 
 
+def choose_columns(rows: list[dict[str, Any]], by: list[str], columns: str | None,
+                   default: tuple[str, ...] = METRICS) -> list[dict[str, Any]]:
+    """The rows with the group keys and the figures `columns` names (comma separated, or
+    "all"; None: `default`), in the order of METRICS."""
+    if columns is None:
+        wanted = list(default)
+    elif columns.strip() == "all":
+        wanted = list(METRICS)
+    else:
+        wanted = [c.strip() for c in columns.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in METRICS]
+        if unknown or not wanted:
+            raise ValueError(f"Unknown column {', '.join(map(repr, unknown)) or '(none)'}; "
+                             f"choose from {', '.join(METRICS)} or all.")
+    keep = [*by, *(m for m in METRICS if m in wanted)]
+    return [{k: r[k] for k in keep if k in r} for r in rows]
+
+
+def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> Any:
+    """The leaderboard as a Rich table that fits `width` columns. Names (the group keys)
+    fold onto more lines instead of ending in "…"; figures keep their full width (a
+    folded number misreads) and their headers go one word per line when one line is too
+    wide; figures that still do not fit beside the names are left out, and the caption
+    says which. Every string from a record is made inert for the terminal."""
+    from rich.table import Table
+
+    from ..core.escape import for_terminal
+
+    cols = list(rows[0]) if rows else []
+    cells = [["–" if v is None else f"{v:.3g}" if isinstance(v, float) else for_terminal(v)
+              for v in r.values()] for r in rows]
+    names = [i for i, c in enumerate(cols) if c in keys]
+    labels = {i: METRIC_LABELS.get(c, c) for i, c in enumerate(cols) if c not in keys}
+
+    def widths(header: dict[int, str]) -> dict[int, int]:
+        return {i: max([*(len(line) for line in header[i].splitlines()),
+                        *(len(row[i]) for row in cells)]) for i in header}
+
+    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
+        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
+
+    figures = widths(labels)
+    if needed(figures) > width:
+        labels = {i: label.replace(" ", "\n") for i, label in labels.items()}
+        figures = widths(labels)
+    left_out = []
+    while needed(figures) > width and len(figures) > 1:
+        last = max(figures)
+        left_out.insert(0, labels[last].replace("\n", " "))
+        del figures[last]
+    caption = (f"not shown at {width} columns: {', '.join(left_out)} (widen the terminal "
+               "or choose --columns)") if left_out else None
+    table = Table(title="leaderboard", caption=caption)
+    for i in names:
+        table.add_column(for_terminal(cols[i]), overflow="fold")
+    for i in sorted(figures):
+        table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
+                         justify="right", no_wrap=True, min_width=figures[i])
+    for row in cells:
+        table.add_row(*(row[i] for i in [*names, *sorted(figures)]))
+    return table
+
+
 def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
-    """Render rows as csv, json or markdown (the table format is Rich's, in the CLI)."""
+    """Render rows as csv, json or markdown (the terminal table is `terminal_table`).
+    Strings come from records anyone may have written: markdown cells are escaped so
+    they stay one cell of one row, and csv cells lose terminal escape sequences and
+    control characters (json escapes them itself)."""
     import csv
     import io
     import json
+
+    from ..core.escape import for_markdown, strip_controls
 
     if fmt == "json":
         return json.dumps(rows, indent=2, default=str)
@@ -94,13 +183,15 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=cols)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: strip_controls(v, keep_newlines=True) if isinstance(v, str) else v
+                          for k, v in r.items()} for r in rows)
         return buf.getvalue()
     if fmt == "markdown":
         def cell(v: Any) -> str:
-            return f"{v:.4g}" if isinstance(v, float) else ("" if v is None else str(v))
+            return f"{v:.4g}" if isinstance(v, float) else for_markdown(v)
 
-        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines = ["| " + " | ".join(for_markdown(c) for c in cols) + " |",
+                 "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in rows]
         return "\n".join(lines)
     raise ValueError(f"Unknown format {fmt!r}; choose table, csv, json or markdown.")

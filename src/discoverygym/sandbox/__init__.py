@@ -3,10 +3,20 @@
 
 from .config import ExecResult, IsolatedResult, SandboxConfig
 from .interpreter import Interpreter, SandboxError
-from .isolation import LEVELS, WEAK_LEVELS, SandboxUnavailable, isolation_level, weak_warning
+from .isolation import (
+    LEVELS,
+    WEAK_LEVELS,
+    SandboxUnavailable,
+    isolation_level,
+    meets,
+    resolve_level,
+    strength,
+    weak_warning,
+)
 from .oneshot import run_isolated
 
 __all__ = [
     "LEVELS", "WEAK_LEVELS", "ExecResult", "Interpreter", "IsolatedResult", "SandboxConfig",
-    "SandboxError", "SandboxUnavailable", "isolation_level", "run_isolated", "weak_warning",
+    "SandboxError", "SandboxUnavailable", "isolation_level", "meets", "resolve_level",
+    "run_isolated", "strength", "weak_warning",
 ]

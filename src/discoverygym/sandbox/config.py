@@ -23,7 +23,10 @@ class SandboxConfig:
         "No space left on device"). A task's writable binds (OUTPUT_DIR) are host
         folders, bounded by file_size_mb per file and by what evaluations copy.
     isolation: None picks the strongest level the host allows; or force one of
-        "bubblewrap", "unshare", "rlimits-only".
+        "bubblewrap", "unshare", "rlimits-uid", "rlimits-only".
+    minimum_isolation: the weakest level this work may run at (None: any). Below it
+        nothing runs: `SandboxUnavailable` says why (a verifier turns that into a
+        failed record, never a score).
     hidden_paths: extra host paths the sandbox must not see (added to the cache,
         the package source and the current directory's runs/).
     ro_binds, rw_binds: host directories shown inside the sandbox at the same path,
@@ -42,6 +45,7 @@ class SandboxConfig:
     file_size_mb: int = 64
     writable_mb: int = 512
     isolation: str | None = None
+    minimum_isolation: str | None = None
     hidden_paths: tuple[str, ...] = ()
     ro_binds: tuple[str, ...] = ()
     rw_binds: tuple[str, ...] = ()

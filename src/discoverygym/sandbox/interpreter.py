@@ -36,6 +36,8 @@ CONTROL_TIMEOUT_S = 60.0
 #: How often a running call's whole sandbox is measured against the aggregate limits.
 WATCH_INTERVAL_S = 0.1
 _REPLY_BOUNDS = Bounds(max_depth=8, max_items=1000)
+#: How much of the sandbox process's own stdout/stderr the host keeps (the tail).
+LOG_TAIL_BYTES = 64 * 1024
 
 
 class SandboxError(RuntimeError):
@@ -64,6 +66,35 @@ def _pipe_above_args_fd() -> tuple[int, int]:
         ends.append(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10))
         os.close(fd)
     return ends[0], ends[1]
+
+
+class _LogTail:
+    """Drains the sandbox's own stdout/stderr pipe in a daemon thread, keeping the last
+    LOG_TAIL_BYTES: whatever the sandbox writes there costs the host no disk and
+    bounded memory. The thread ends when the last writer is gone."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="sandbox-log", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 1 << 16):
+                with self._lock:
+                    self._tail += chunk
+                    del self._tail[:-LOG_TAIL_BYTES]
+        except OSError:
+            pass
+        finally:
+            os.close(self._fd)
+
+    def tail(self, n: int) -> str:
+        self._thread.join(timeout=0.5)  # a dead process's last words may be in flight
+        with self._lock:
+            return bytes(self._tail[-n:]).decode("utf-8", "replace")
 
 
 class Interpreter:
@@ -109,15 +140,19 @@ class Interpreter:
         self._group = ProcessGroup(self._layout.uid, memory_bytes=self._total_memory(),
                                    max_processes=int(config.max_processes))
         cmd = self._group.wrap(cmd)
-        log = open(self._layout.log, "wb")
+        # The process's own stdout and stderr (start-up errors; what agent code writes on
+        # the descriptors its cells saved) go into a pipe the host drains with a bound:
+        # never a host file the sandbox could write without limit.
+        log_r, log_w = _pipe_above_args_fd()
         try:
-            self._proc = spawn(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            self._proc = spawn(cmd, stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
                                env=env, cwd=self._layout.root,
                                pass_fds=(cmd_r, reply_w), start_new_session=True)
         finally:
-            log.close()
+            os.close(log_w)
             os.close(cmd_r)
             os.close(reply_w)
+        self._log = _LogTail(log_r)
         self._buffer = b""
         try:
             hello = self._recv(STARTUP_TIMEOUT_S)
@@ -355,7 +390,5 @@ class Interpreter:
                 self._restart("died", self._death_reason())
 
     def _log_tail(self, n: int = 4000) -> str:
-        try:
-            return self._layout.log.read_bytes()[-n:].decode("utf-8", "replace")  # type: ignore[union-attr]
-        except (OSError, AttributeError):
-            return ""
+        log = getattr(self, "_log", None)
+        return log.tail(n) if log is not None else ""

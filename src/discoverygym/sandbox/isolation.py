@@ -10,13 +10,21 @@ Levels, strongest first:
   caches and run directories are simply not there.
 - "unshare": the same filesystem view built by hand in new mount/PID/network
   namespaces (`unshare` + `mount` + `chroot`), for hosts without bubblewrap.
-- "rlimits-only": a plain subprocess with resource limits and a scrubbed
-  environment. Files and network are NOT isolated; we warn loudly.
+- "rlimits-uid": a plain subprocess (no namespaces) that runs as a uid of its own
+  (root hosts only), with the hidden paths denied to that uid by an ACL entry
+  (seal.py): the cache, the package source and the run directories are unreadable,
+  and every process of the sandbox can be killed by uid. Other host files and the
+  network are NOT isolated; we warn.
+- "rlimits-only": a plain subprocess with resource limits and a scrubbed environment,
+  running as the host's own user. Files and network are NOT isolated, and a process
+  it detaches can outlive it; we warn loudly.
 
-At every level: the environment is built from an allow-list (no API keys), resource
-limits apply (address space, CPU, processes, file size), and when the host runs as
-root the sandboxed process drops to a uid of its own, so RLIMIT_NPROC is enforced,
-root-only files are unreadable, and the whole sandbox can be killed by uid."""
+At every level: the environment is built from an allow-list (no API keys) and resource
+limits apply (address space, CPU, processes, file size). At every level but
+rlimits-only, when the host runs as root the sandboxed process drops to a uid of its
+own, so RLIMIT_NPROC is enforced, root-only files are unreadable, and the whole
+sandbox can be killed by uid. Work that must not run below some level names it
+(`SandboxConfig.minimum_isolation`): below it nothing runs."""
 
 from __future__ import annotations
 
@@ -38,10 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.safe_paths import chown_tree
+from . import seal
 from .config import SandboxConfig
 
-LEVELS = ("bubblewrap", "unshare", "rlimits-only")
-WEAK_LEVELS = frozenset({"rlimits-only"})
+LEVELS = ("bubblewrap", "unshare", "rlimits-uid", "rlimits-only")
+WEAK_LEVELS = frozenset({"rlimits-uid", "rlimits-only"})
+NAMESPACE_LEVELS = frozenset({"bubblewrap", "unshare"})
 SANDBOX_HOME = "/home/agent"
 _SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -51,7 +61,27 @@ _LAUNCH_SOURCE = (Path(__file__).with_name("_launch.py")).read_text()
 
 
 class SandboxUnavailable(RuntimeError):
-    """The requested isolation level cannot be used on this host."""
+    """The requested isolation level cannot be used on this host, or the level this
+    host has is below the work's minimum (then `level` names it)."""
+
+    def __init__(self, message: str, level: str = "") -> None:
+        super().__init__(message)
+        self.level = level
+
+
+def strength(level: str) -> int:
+    """A level as a number, for readers that take numbers only (Harbor's reward.json):
+    4 bubblewrap, 3 unshare, 2 rlimits-uid, 1 rlimits-only, 0 for anything else."""
+    return len(LEVELS) - LEVELS.index(level) if level in LEVELS else 0
+
+
+def meets(level: str, minimum: str | None) -> bool:
+    """Whether `level` is at least as strong as `minimum` (None: any level)."""
+    if minimum is None:
+        return True
+    if minimum not in LEVELS:
+        raise SandboxUnavailable(f"unknown isolation level {minimum!r}; levels: {', '.join(LEVELS)}")
+    return LEVELS.index(level) <= LEVELS.index(minimum)
 
 
 def python_executable(config: SandboxConfig) -> str:
@@ -175,19 +205,21 @@ def _symlinked_system_dirs() -> list[tuple[str, str]]:
 @dataclass
 class Layout:
     """The per-sandbox private directory on the host. `home` and `tmp` are the
-    sandbox's only writable places; `log` catches the process's own stdout/stderr
-    (outside what the sandbox can see)."""
+    sandbox's only writable places. The sandbox's own stdout and stderr are pipes
+    read by the host, never files here: the sandboxed process holds no descriptor
+    to a host file."""
 
     root: Path
     home: Path
     tmp: Path
-    log: Path
     uid: int | None
     gid: int | None
     #: Files were put in `home` from the host (one-shot runs): each is bound read-only
     #: into the sandbox's sized tmpfs home, so what the script writes never reaches the
     #: host disk either.
     prefilled: bool = False
+    #: Host paths denied to `uid` by an ACL entry (rlimits-uid), undone by cleanup().
+    sealed: tuple[str, ...] = ()
 
     def prefilled_entries(self) -> list[str]:
         return sorted(os.listdir(self.home)) if self.prefilled else []
@@ -195,13 +227,17 @@ class Layout:
     @classmethod
     def create(cls, level: str, config: SandboxConfig) -> Layout:
         bind_paths(config)  # a bad bind is refused before anything is changed on disk
+        drop = _can_drop_privileges(level, config)
+        if level == "rlimits-uid" and not drop:
+            raise SandboxUnavailable("isolation level 'rlimits-uid' needs a root host (to "
+                                     "run the sandbox as a uid of its own)")
         root = Path(tempfile.mkdtemp(prefix="discoverygym-sandbox-"))
         home, tmp = root / "home", root / "tmp"
         home.mkdir()
         tmp.mkdir()
-        uid = gid = None
-        if _can_drop_privileges(level, config):
-            uid = gid = _allocate_uid()
+        layout = cls(root, home, tmp, None, None)
+        if drop:
+            uid = gid = layout.uid = layout.gid = _allocate_uid()
             os.chmod(root, 0o711)
             for d in (home, tmp):
                 os.chown(d, uid, gid)
@@ -211,25 +247,43 @@ class Layout:
             # (Never through a link the agent made: fwalk without following.)
             for top in config.rw_binds:
                 chown_tree(top, uid, gid)
-        return cls(root, home, tmp, root / "sandbox.log", uid, gid)
+        if level == "rlimits-uid":
+            needed = _needed_paths(config)
+            targets = seal.traverse_grants(needed)
+            for path in seal.deny_targets(hidden_paths(config), needed):
+                targets[path] = seal.DENY
+            try:
+                seal.seal(targets, layout.uid)
+            except seal.SealFailed as exc:
+                layout.cleanup()
+                raise SandboxUnavailable(f"isolation level 'rlimits-uid': {exc}") from None
+            layout.sealed = tuple(targets)
+        return layout
 
     def cleanup(self) -> None:
+        """Remove the private directory and lift the seal. Call once every process of
+        the sandbox is gone (terminate())."""
+        if self.sealed and self.uid is not None:
+            seal.unseal(list(self.sealed), self.uid)
+            self.sealed = ()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _world_reachable(path: str) -> bool:
-    """Whether any user may traverse to and run `path` (every parent o+x)."""
-    real = Path(os.path.realpath(path))
-    return all(os.stat(p).st_mode & 0o001 for p in [*real.parents, real])
+def _needed_paths(config: SandboxConfig) -> list[str]:
+    """What a sandbox without namespaces must still reach inside a hidden tree: the
+    interpreter's folders and the task's own folders."""
+    out = list(_python_dirs(python_executable(config)))
+    for path, _ in bind_paths(config):
+        out += [path, os.path.abspath(path)]
+    return out
 
 
 def _can_drop_privileges(level: str, config: SandboxConfig) -> bool:
-    """Root hosts run the sandbox under a uid of its own. Namespaced levels lay out a
-    filesystem the uid can traverse; with rlimits only, the interpreter must already
-    be reachable by any user (it is not when it lives under a 0700 /root)."""
-    if os.geteuid() != 0:
-        return False
-    return level != "rlimits-only" or _world_reachable(python_executable(config))
+    """Root hosts run the sandbox under a uid of its own, at every level but
+    rlimits-only (which is what a host that is not root gets). Namespaced levels lay
+    out a filesystem the uid can traverse; rlimits-uid grants its uid the way to the
+    interpreter where a folder on it is closed (seal.traverse_grants)."""
+    return os.geteuid() == 0 and level != "rlimits-only"
 
 
 _uid_lock = threading.Lock()
@@ -443,7 +497,7 @@ def sandbox_command(level: str, config: SandboxConfig, layout: Layout,
     """The host command that runs `argv` (a Python command line) sandboxed at `level`.
     Returns (command, working directory as seen inside, environment)."""
     bind_paths(config)  # refuse a bad bind at every level, not only where it is mounted
-    if level == "rlimits-only":
+    if level not in NAMESPACE_LEVELS and level in LEVELS:
         cwd, tmp = str(layout.home), str(layout.tmp)
         inner = _launcher_argv(config, layout, cwd, argv)
         return inner, cwd, child_env(config, cwd, tmp)
@@ -460,11 +514,14 @@ def sandbox_command(level: str, config: SandboxConfig, layout: Layout,
 def _level_works(level: str, python: str) -> bool:
     if level == "rlimits-only":
         return True
-    tool = {"bubblewrap": "bwrap", "unshare": "unshare"}[level]
-    if shutil.which(tool) is None:
+    tool = {"bubblewrap": "bwrap", "unshare": "unshare"}.get(level)
+    if tool is not None and shutil.which(tool) is None:
         return False
     config = SandboxConfig(python=python)
-    layout = Layout.create(level, config)
+    try:
+        layout = Layout.create(level, config)
+    except (SandboxUnavailable, OSError):
+        return False
     try:
         cmd, _, env = sandbox_command(level, config, layout, [python, "-I", "-c", "pass"])
         done = subprocess.run(cmd, env=env, capture_output=True, timeout=60,
@@ -473,6 +530,8 @@ def _level_works(level: str, python: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     finally:
+        if layout.uid is not None:
+            kill_uid(layout.uid)
         layout.cleanup()
 
 
@@ -488,23 +547,45 @@ def isolation_level(python: str | None = None) -> str:
 _announced: set[str] = set()
 
 
+_GET_NAMESPACES = ("Install bubblewrap (apt-get install bubblewrap) or allow user "
+                   "namespaces.")
+
+
 def weak_warning(level: str) -> str | None:
     """The warning that goes into records when isolation is weak, else None."""
+    if level == "rlimits-uid":
+        return (f"WEAK SANDBOX: isolation level '{level}' - agent code runs as a uid of its "
+                "own that cannot read the caches, run directories or the package source, "
+                "but it can read the host's other files and use the network. "
+                + _GET_NAMESPACES)
     if level not in WEAK_LEVELS:
         return None
     return (f"WEAK SANDBOX: isolation level '{level}' - agent code can read the host's "
-            "files (caches, run directories, the package source) and use the network. "
-            "Install bubblewrap (apt-get install bubblewrap) or allow user namespaces.")
+            "files (caches, run directories, the package source), use the network, and "
+            "leave processes running. " + _GET_NAMESPACES)
+
+
+#: Forces the level of every sandbox whose config names none (an operator's or a
+#: test's knob; a task's minimum still applies).
+LEVEL_ENV = "DISCOVERYGYM_SANDBOX_ISOLATION"
 
 
 def resolve_level(config: SandboxConfig) -> str:
-    """The level to use for `config`, announced once per process on stderr."""
+    """The level to use for `config` (its own, else $DISCOVERYGYM_SANDBOX_ISOLATION,
+    else the strongest that works), announced once per process on stderr. Raises
+    SandboxUnavailable where that level does not work or is below the config's
+    minimum."""
     python = python_executable(config)
-    level = config.isolation or isolation_level(python)
+    forced = config.isolation or os.environ.get(LEVEL_ENV) or None
+    level = forced or isolation_level(python)
     if level not in LEVELS:
         raise SandboxUnavailable(f"unknown isolation level {level!r}; levels: {', '.join(LEVELS)}")
-    if config.isolation and not _level_works(level, python):
+    if forced and not _level_works(level, python):
         raise SandboxUnavailable(f"isolation level {level!r} does not work on this host")
+    if not meets(level, config.minimum_isolation):
+        raise SandboxUnavailable(
+            f"isolation level {level!r} is below this task's minimum "
+            f"{config.minimum_isolation!r}: nothing was run", level)
     if level not in _announced:
         _announced.add(level)
         warning = weak_warning(level)

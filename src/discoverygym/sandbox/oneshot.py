@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import time
@@ -11,16 +12,95 @@ from .config import IsolatedResult, SandboxConfig
 from .isolation import Layout, python_executable, resolve_level, sandbox_command, terminate
 
 SCRIPT_NAME = "main.py"
+#: How long output is still read after the script's process ended (its pipes may be
+#: held open by a process it left behind, which is then killed).
+EXIT_GRACE_S = 0.5
 
 
-def _read_limited(path: str, limit: int) -> bytes:
-    """At most `limit` bytes of a captured stream, with a note when it was longer."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        data = fh.read(limit)
-    if size > limit:
-        data += f"\n[... output truncated: {size} bytes in total ...]\n".encode()
-    return data
+class _Capture:
+    """One output stream of the sandbox, kept up to `limit` bytes; the rest is read
+    and dropped (so the writer does not block) and only counted, up to `close_after`
+    bytes: then the host closes its end and the writer's next write fails (EPIPE), as
+    writing past RLIMIT_FSIZE failed when the streams were files."""
+
+    def __init__(self, limit: int, close_after: int) -> None:
+        self.limit = limit
+        self.close_after = close_after
+        self.kept = bytearray()
+        self.total = 0
+        self.closed = False
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+
+    @property
+    def full(self) -> bool:
+        return self.total >= self.close_after
+
+    def value(self) -> bytes:
+        data = bytes(self.kept)
+        if self.closed:
+            data += (f"\n[... output truncated: the stream was closed after {self.total} "
+                     "bytes ...]\n").encode()
+        elif self.total > self.limit:
+            data += f"\n[... output truncated: {self.total} bytes in total ...]\n".encode()
+        return data
+
+
+def _exchange(proc: subprocess.Popen, stdin: bytes, limit: int, close_after: int,
+              deadline: float) -> tuple[_Capture, _Capture, bool]:
+    """Feed `stdin` and read stdout and stderr (each bounded) until both end, the
+    process has exited and EXIT_GRACE_S passed (a detached child may hold the pipes),
+    or `deadline`. Returns (stdout, stderr, timed out)."""
+    out, err = _Capture(limit, close_after), _Capture(limit, close_after)
+    sel = selectors.DefaultSelector()
+    assert proc.stdin and proc.stdout and proc.stderr
+    streams = {proc.stdout.fileno(): proc.stdout, proc.stderr.fileno(): proc.stderr}
+    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in captures:
+        sel.register(fd, selectors.EVENT_READ)
+    pending = memoryview(stdin)
+    if pending:
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
+    exited_at: float | None = None
+    try:
+        while captures:
+            now = time.monotonic()
+            if now >= deadline:
+                return out, err, True
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break
+            for key, _ in sel.select(timeout=min(0.1, deadline - now)):
+                fd = key.fd
+                if fd in captures:
+                    chunk = os.read(fd, 1 << 20)
+                    capture = captures[fd]
+                    capture.add(chunk)
+                    if not chunk or capture.full:
+                        sel.unregister(fd)
+                        del captures[fd]
+                        if chunk:
+                            capture.closed = True
+                            streams[fd].close()
+                    continue
+                try:
+                    pending = pending[os.write(fd, pending[:1 << 16]):]
+                except (BrokenPipeError, OSError):
+                    pending = pending[:0]
+                if not pending:
+                    sel.unregister(fd)
+                    proc.stdin.close()
+    finally:
+        sel.close()
+    return out, err, False
 
 
 def _killed_reason(returncode: int | None, timed_out: bool) -> str | None:
@@ -42,7 +122,8 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
 
     `files` (relative name -> bytes) are written into the private working directory
     first; the script itself is `main.py` there. stdout/stderr are cut to
-    config.output_limit_chars bytes. The run is killed after config.time_limit_s."""
+    config.output_limit_chars bytes, and closed after config.file_size_mb MiB each.
+    The run is killed after config.time_limit_s."""
     config = config or SandboxConfig()
     level = resolve_level(config)
     layout = Layout.create(level, config)
@@ -58,27 +139,33 @@ def run_isolated(script: str, stdin: bytes = b"", config: SandboxConfig | None =
                 os.chown(target, layout.uid, layout.gid)
         python = python_executable(config)
         cmd, _, env = sandbox_command(level, config, layout, [python, "-I", SCRIPT_NAME])
-        out_path, err_path = layout.root / "stdout", layout.root / "stderr"
-        stdin_path = layout.root / "stdin"
-        stdin_path.write_bytes(stdin)
         started = time.perf_counter()
-        timed_out = False
-        with open(out_path, "wb") as out, open(err_path, "wb") as err, \
-                open(stdin_path, "rb") as sin:
-            proc = subprocess.Popen(cmd, stdin=sin, stdout=out, stderr=err, env=env,
-                                    cwd=layout.root, start_new_session=True)
-            try:
-                returncode: int | None = proc.wait(timeout=config.time_limit_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                returncode = None
+        deadline = time.monotonic() + float(config.time_limit_s)
+        # Pipes, never host files: the sandboxed process holds no descriptor to a host
+        # file, and what it prints is read with a bound.
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, cwd=layout.root,
+                                start_new_session=True)
+        try:
+            out, err, timed_out = _exchange(proc, stdin, int(config.output_limit_chars),
+                                            int(config.file_size_mb) << 20, deadline)
+            returncode: int | None = None
+            if not timed_out:
+                try:
+                    returncode = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+        finally:
+            # Every process of the run is gone before anything it produced is used.
             terminate(proc, layout)
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
         duration = time.perf_counter() - started
-        limit = int(config.output_limit_chars)
         return IsolatedResult(
             returncode=returncode,
-            stdout=_read_limited(str(out_path), limit),
-            stderr=_read_limited(str(err_path), limit),
+            stdout=out.value(),
+            stderr=err.value(),
             timed_out=timed_out,
             killed_reason=_killed_reason(returncode, timed_out),
             isolation=level,

@@ -12,6 +12,8 @@ file is a failed record that says why, never a crash."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +23,7 @@ from ... import __version__
 from ...core import EpisodeRecord
 from ...core.bounded import UnsafeInput, clip, loads
 from ...core.safe_paths import Caps, UnsafePath, read_beneath, snapshot_tree, write_beneath
+from ...sandbox import SandboxConfig, SandboxUnavailable, resolve_level, strength
 from . import layout
 from .keyed import spec_from_conf
 
@@ -123,13 +126,60 @@ def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
     return record
 
 
-def write_reward(record: EpisodeRecord, logs: Path) -> None:
-    """reward.json (what Harbor reads: numbers only) and record.json (the whole record,
-    reason included) in Harbor's verifier folder."""
+def close_logs(logs: Path) -> None:
+    """Make Harbor's verifier folder writable by this process only, before anything of
+    the agent's runs: a sandboxed answer runs as a uid of its own (or sees no host
+    folder at all) and must not be able to write or replace the reward. Harbor may
+    hand the folder over open to everyone (0777)."""
     logs.mkdir(parents=True, exist_ok=True)
-    reward = {"reward": 1.0 if record.passed else 0.0, "score": float(record.score)}
-    (logs / "record.json").write_text(record.to_json() + "\n")
-    (logs / "reward.json").write_text(json.dumps(reward) + "\n")
+    try:
+        os.chmod(logs, stat.S_IMODE(os.stat(logs).st_mode) & ~0o022)
+    except OSError as exc:  # not ours to change: say so, score anyway (see write_reward)
+        print(f"warning: could not close the verifier folder {str(logs)!r} to other "
+              f"users: {exc}", file=sys.stderr)
+
+
+def write_reward(record: EpisodeRecord, logs: Path) -> None:
+    """record.json (the whole record, reason and `details["isolation"]` included), then
+    reward.json, last: what Harbor reads (numbers only, so the sandbox level is
+    `isolation_strength`: 4 bubblewrap, 3 unshare, 2 rlimits-uid, 1 rlimits-only).
+    Both are written whole and renamed into place, in a folder no sandboxed process
+    can write (close_logs), after every process of the agent's has ended (each
+    sandboxed run is killed, all of it, before it returns)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    level = record_isolation(record)
+    record.details["isolation"] = level
+    reward = {"reward": 1.0 if record.passed else 0.0, "score": float(record.score),
+              "isolation_strength": strength(level)}
+    for name, text in (("record.json", record.to_json() + "\n"),
+                       ("reward.json", json.dumps(reward) + "\n")):
+        tmp = logs / f".{name}.tmp"
+        tmp.unlink(missing_ok=True)
+        tmp.write_text(text)
+        tmp.replace(logs / name)
+
+
+def record_isolation(record: EpisodeRecord) -> str:
+    """The sandbox level the episode's scoring ran at (the suite's own where it ran
+    agent code, else this host's)."""
+    level = record.details.get("isolation")
+    if isinstance(level, str) and level:
+        return level
+    try:
+        return resolve_level(SandboxConfig())
+    except SandboxUnavailable:
+        return "unavailable"
+
+
+def score(conf: dict[str, Any], *, root: Path = Path("/"), logs: Path | None = None
+          ) -> EpisodeRecord:
+    """Close the verifier folder, score what the agent left, then write the record and
+    the reward (last)."""
+    logs = logs or Path(conf.get("logs", layout.VERIFIER_LOGS))
+    close_logs(logs)
+    record = verify(conf, root=root)
+    write_reward(record, logs)
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,8 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     if conf.get("discoverygym_version") != __version__:
         print(f"warning: the task was exported with discoverygym "
               f"{conf.get('discoverygym_version')}, this is {__version__}", file=sys.stderr)
-    record = verify(conf)
-    write_reward(record, Path(conf.get("logs", layout.VERIFIER_LOGS)))
+    record = score(conf)
     print(f"discoverygym verdict: passed={record.passed} score={record.score:.6g} "
           f"error={record.error or '-'}")
     return 0

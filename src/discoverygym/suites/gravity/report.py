@@ -4,11 +4,11 @@ separation curve of its world."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import numpy as np
 
+from ...core.escape import for_html
 from .simulate import trajectory
 from .worlds import get_world
 
@@ -67,8 +67,8 @@ def observation_sections(records: list[dict[str, Any]]) -> list[tuple[str, str]]
         try:
             figures.append(_episode_figure(record))
         except Exception as exc:  # one odd record must not hide the others
-            figures.append(f"<p>{html.escape(str(record.get('task_id')))}: "
-                           f"{html.escape(type(exc).__name__)}</p>")
+            figures.append(f"<p>{for_html(record.get('task_id'))}: "
+                           f"{for_html(type(exc).__name__)}</p>")
     n_failed = sum(not r.get("passed") for r in records)
     intro = (f"<p>{len(chosen)} of {len(records)} episodes ({n_failed} failed), failures "
              "first, one per task before any task repeats. Grey: the true "

@@ -34,6 +34,13 @@ except BaseException as exc:
 """
 
 
+#: The weakest sandbox the agent's law code may run in. Below it (rlimits-only: the
+#: host's own user, no namespaces) the code could read the package source and the
+#: cache the worlds are built from, or leave a process running past the verdict; there
+#: the law is not run and the episode says why.
+MINIMUM_ISOLATION = "rlimits-uid"
+
+
 class LawFunctionError(Exception):
     """The agent's function could not be run: the message says why (for the agent)."""
 
@@ -43,12 +50,15 @@ def run_law_function(source: str, name: str, inputs: list[dict[str, Any]],
     """Define `name` from `source` in a fresh sandboxed process, call it with each
     keyword dict in `inputs`, and return the outputs as a float array (one row per
     input)."""
-    from ...sandbox import SandboxConfig, run_isolated
+    from ...sandbox import SandboxConfig, SandboxUnavailable, run_isolated
 
     request = json.dumps({"source": source, "name": name, "inputs": inputs})
     config = SandboxConfig(time_limit_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=2048,
-                           preload={})
-    result = run_isolated(_RUNNER, stdin=request.encode(), config=config)
+                           preload={}, minimum_isolation=MINIMUM_ISOLATION)
+    try:
+        result = run_isolated(_RUNNER, stdin=request.encode(), config=config)
+    except SandboxUnavailable as exc:
+        raise LawFunctionError(f"the function was not run: {exc}") from None
     if result.timed_out:
         raise LawFunctionError(f"the function did not finish on {len(inputs)} inputs "
                                f"within {timeout_s:g} s")

@@ -38,6 +38,7 @@ import numpy as np
 
 from ...core import streams
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
+from .law_check import MINIMUM_ISOLATION
 
 # The held-out initial states come from default_rng([seed, LAW_SCORE_STREAM]); no other
 # generator of the suite uses this stream.
@@ -89,7 +90,7 @@ def run_agent_rollout(source: str, request: dict[str, Any], timeout_s: float = T
     """Roll out the held-out states under the agent's law in a fresh sandbox process.
     Returns (trajectory, how the function was called, sandbox seconds); raises
     RolloutFailed with a reason."""
-    from ...sandbox import SandboxConfig, run_isolated
+    from ...sandbox import SandboxConfig, SandboxUnavailable, run_isolated
 
     here = Path(__file__).parent
     files = {f"madlaw/{name}": (here / name).read_bytes() for name in _SOURCES}
@@ -99,10 +100,14 @@ def run_agent_rollout(source: str, request: dict[str, Any], timeout_s: float = T
         np.save(buffer, np.asarray(array), allow_pickle=False)
         files[f"data/{name}.npy"] = buffer.getvalue()
     config = SandboxConfig(time_limit_s=timeout_s, cpu_s=int(timeout_s) + 10,
-                           memory_mb=MEMORY_MB, preload={}, output_limit_chars=4_000_000)
+                           memory_mb=MEMORY_MB, preload={}, output_limit_chars=4_000_000,
+                           minimum_isolation=MINIMUM_ISOLATION)
     payload = json.dumps({**request, "source": source}).encode()
-    result = run_isolated((here / "_law_runner.py").read_text(), stdin=payload,
-                          config=config, files=files)
+    try:
+        result = run_isolated((here / "_law_runner.py").read_text(), stdin=payload,
+                              config=config, files=files)
+    except SandboxUnavailable as exc:
+        raise RolloutFailed(f"the law was not rolled out: {exc}") from None
     if result.timed_out:
         raise RolloutFailed(f"the rollout did not finish within {timeout_s:g} s")
     lines = result.stdout.decode(errors="replace").strip().splitlines()

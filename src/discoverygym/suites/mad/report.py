@@ -11,7 +11,6 @@ and the truth at the query times, so nothing is recomputed.
 from __future__ import annotations
 
 from collections import defaultdict
-from html import escape
 from typing import Any
 
 import numpy as np
@@ -134,7 +133,8 @@ def scatter_other_worlds(records: list[dict[str, Any]]) -> list[tuple[str, str]]
         ax.set_xlabel("true")
         ax.set_ylabel("predicted")
         ax.set_title(f"{world}: first {len(pairs)} episodes", fontsize=9)
-        out.append((f"{escape(world)}: predicted vs true",
+        # the title is text: the report escapes it where it is shown
+        out.append((f"{world}: predicted vs true",
                     figure_html(fig, f"{world} predicted vs true values")))
     return out
 

@@ -234,6 +234,8 @@ class MadSuite(Suite):
             return None
         from rich.table import Table
 
+        from ...core.escape import for_terminal
+
         table = Table(title="mad: prediction error and skill per task",
                       caption="skill = 1 - error / error of the task's reference "
                               "(summary.json: skill_reference)")
@@ -245,7 +247,8 @@ class MadSuite(Suite):
             return "-" if value is None else f"{value:.4g}"
 
         for task, e in per_task.items():
-            table.add_row(task, str(e["n"]), str(e.get("metric") or ""), num(e["mean_error"]),
+            table.add_row(for_terminal(task), str(e["n"]), for_terminal(e.get("metric") or ""),
+                          num(e["mean_error"]),
                           num(e["median_error"]), num(e.get("mean_skill")),
                           num(e.get("median_skill")), str(e["n_missing"]))
         return table

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from ...core.escape import for_terminal
 from .report import aggregate_table
 
 package_app = typer.Typer(help="Task packages (NatureBench layout): build, check, new, serve, "
@@ -44,7 +44,7 @@ def check_cmd(
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
             for f in findings:
-                console.print(f"  {escape(str(f))}")
+                console.print(f"  {for_terminal(f, 2000)}")
         else:
             console.print(f"[green]ok[/green]   {root.name}")
     raise typer.Exit(1 if failed else 0)
@@ -59,10 +59,10 @@ def _record_firewall(record_path: Path, roots: list[Path]):
     try:
         record = load_record(record_path)
     except RecordError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(2) from exc
     if record.id not in {r.name for r in roots}:
-        console.print(f"[red]error:[/red] the record is for {escape(record.id)!r}, which is not "
+        console.print(f"[red]error:[/red] the record is for {for_terminal(repr(record.id))}, which is not "
                       "among the packages checked")
         raise typer.Exit(2)
     return record.id, lambda root: record_firewall_findings(record, root)
@@ -96,9 +96,10 @@ def summary_cmd(
     records = [r for r in read_records(run_dir / "records.jsonl")
                if r.get("suite") == "packages"] if (run_dir / "records.jsonl").exists() else []
     if not records:
-        console.print(f"[red]error:[/red] no packages records in {run_dir}")
+        console.print(f"[red]error:[/red] no packages records in {for_terminal(run_dir, 2000)}")
         raise typer.Exit(2)
-    console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {run_dir}"))
+    console.print(aggregate_table(PackagesSuite().summarize(records),
+                                  f"packages · {for_terminal(run_dir, 2000)}"))
 
 
 @package_app.command("validate")
@@ -120,7 +121,8 @@ def validate_cmd(
         raise typer.Exit(2) from exc
     for v in report["verdicts"]:
         why = v.get("reason") or v.get("error") or ""
-        console.print(f"{v['outcome']:<21} {v['task_id']}  {escape(why[:200])}")
+        console.print(f"{for_terminal(v['outcome']):<21} {for_terminal(v['task_id'])}  "
+                      f"{for_terminal(why)}")
     console.print("outcomes: " + ", ".join(f"{k} {n}" for k, n in report["counts"].items()))
     console.print(aggregate_table(report["aggregate_valid_only"],
                                   "aggregates, invalid runs counted as g = -1"))
@@ -171,10 +173,10 @@ def build_cmd(
         result = build(record, work, reviewer=reviewer, reviewer_name=review_model,
                        review_timeout_s=review_timeout_s, force=force)
     except (RecordError, BuildBusy, OSError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
     except Exception as exc:  # noqa: BLE001 - e.g. an unknown review model: one line
-        console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {exc}'[:300])}")
+        console.print(f"[red]error:[/red] {for_terminal(f'{type(exc).__name__}: {exc}', 300)}")
         raise typer.Exit(1) from exc
     for stage in result.stages:
         state = "ran" if stage.ran else "skipped"
@@ -182,7 +184,7 @@ def build_cmd(
         console.print(f"{mark} {stage.name:<10} {state}")
         for f in stage.findings:
             line = "[{rule}] {path}: {message}".format(**f)
-            console.print(f"     {escape(line)}")
+            console.print(f"     {for_terminal(line)}")
     if not result.passed:
         console.print(f"[red]stopped at {result.failed_stage}[/red]; fix the record and rerun")
         raise typer.Exit(1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
+from ...core.escape import for_terminal
 from .scoring import BUCKET_LABELS
 
 
@@ -23,7 +23,7 @@ def aggregate_table(agg: dict[str, Any], title: str) -> Table:
     def row(label: str, a: dict[str, Any]) -> None:
         if not a.get("n_tasks"):
             return
-        table.add_row(escape(label), str(a["n_tasks"]), f"{a['surpass_rate']:.0%}",
+        table.add_row(for_terminal(label), str(a["n_tasks"]), f"{a['surpass_rate']:.0%}",
                       f"{a['match_rate']:.0%}", f"{a['mean_g']:+.3f}", f"{a['median_g']:+.3f}",
                       f"{a['completion_rate']:.0%}",
                       *(str(a["buckets"][b]) for b in BUCKET_LABELS))

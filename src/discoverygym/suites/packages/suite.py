@@ -84,10 +84,15 @@ class PackagesSuite(Suite):
         return ATTACKS
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        results = [TaskResult(r["task_id"], r.get("details", {}).get("domain", "unknown"),
-                              r["value"] if r.get("details", {}).get("completed") else None,
-                              r.get("details", {}).get("g_clipped"))
-                   for r in records]
+        """The aggregates over records; `package summary` hands it any run directory,
+        so a field of the wrong type reads as missing (a failed task)."""
+        results = []
+        for r in records:
+            details = r.get("details") if isinstance(r.get("details"), dict) else {}
+            results.append(TaskResult(
+                str(r.get("task_id")), str(details.get("domain", "unknown")),
+                _number(r.get("value")) if details.get("completed") else None,
+                _number(details.get("g_clipped"))))
         return aggregate(results)
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
@@ -96,3 +101,14 @@ class PackagesSuite(Suite):
         from .report import aggregate_table
 
         return aggregate_table(suite_summary, "packages: g against the state of the art")
+
+
+def _number(value: Any) -> float | None:
+    """A record's number as a float (as written, NaN included), or None when it is not
+    a number or too large for a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None

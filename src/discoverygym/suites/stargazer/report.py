@@ -5,12 +5,12 @@ Runs after a run, for humans only: the truth curve is recomputed from the task."
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ...core.escape import for_html
 from .kepler import rv_total
 from .task import RVTask
 
@@ -77,7 +77,7 @@ def report_sections(records: list[dict[str, Any]],
         try:
             task = load_task(r["task_id"], **options)
         except Exception as exc:  # a task that cannot be rebuilt: say so, plot the rest
-            parts.append(f"<p>{html.escape(r['task_id'])}: not plotted ({html.escape(str(exc))})</p>")
+            parts.append(f"<p>{for_html(r.get('task_id'))}: not plotted ({for_html(exc)})</p>")
             continue
         planets = details.get("best_planets")
         jitter = details.get("best_jitter_ms")

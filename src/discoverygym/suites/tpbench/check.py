@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.escape import for_markdown
 from .compare import relative_difference
 from .execute import hide_directory
 from .problem import DOMAINS, Problem, ProblemError, load_problem, problem_files
@@ -250,7 +251,7 @@ def count_table(problems: list[Problem]) -> str:
              "|---|" + "---:|" * 6]
     for d in domains:
         row = [counts[(d, lv)] for lv in range(1, 6)]
-        lines.append(f"| {d} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
+        lines.append(f"| {for_markdown(d)} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
     col = [sum(counts[(d, lv)] for d in domains) for lv in range(1, 6)]
     lines.append("| **total** | " + " | ".join(map(str, col)) + f" | **{sum(col)}** |")
     return "\n".join(lines)

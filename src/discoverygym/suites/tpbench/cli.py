@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ...core.escape import for_terminal
 from .check import check_problems, count_table
 from .importer import write_problem_files
 from .problem import ProblemError, builtin_problem_dir, load_problems
@@ -83,9 +84,10 @@ def _print_report(report: dict) -> None:
             f"{'' if w['rejected'] else 'PASSES '}{w['n_rejecting']}/{w['n_tests']} "
             f"{_fmt_diff(w['min_rel_diff'])}..{_fmt_diff(w['max_rel_diff'])}"
             for w in p["wrong_answers"]) or "-"
-        table.add_row(p["id"] or Path(p["file"]).name, str(p["level"] or "-"),
-                      str(p["n_tests"]), str(p["reference_verdict"]), ind_text, wrong_text,
-                      "; ".join(p["problems"] + p["warnings"]) or "ok")
+        table.add_row(for_terminal(p["id"] or Path(p["file"]).name),
+                      for_terminal(p["level"] or "-"), str(p["n_tests"]),
+                      for_terminal(p["reference_verdict"]), ind_text, wrong_text,
+                      for_terminal("; ".join(p["problems"] + p["warnings"]) or "ok", 2000))
     console.print(table)
     totals = report.get("totals")
     if totals:
@@ -95,7 +97,7 @@ def _print_report(report: dict) -> None:
             f"{totals['independent_checks']}; wrong answers rejected "
             f"{totals['wrong_rejected']}/{totals['wrong_answers']}")
     if report.get("error"):
-        console.print(f"[red]error:[/red] {report['error']}")
+        console.print(f"[red]error:[/red] {for_terminal(report['error'], 2000)}")
 
 
 @tpbench_app.command("import")

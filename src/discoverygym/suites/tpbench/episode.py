@@ -112,7 +112,8 @@ class TPBenchEpisode(Episode):
     def _score(self, answer: Any) -> Score:
         v = self.verification()
         details = self._problem_details()
-        details.update({"verdict": v.verdict, "verification": v.to_dict(), **self._holistic})
+        details.update({"verdict": v.verdict, "verification": v.to_dict(),
+                        "isolation": v.isolation, **self._holistic})
         return Score(passed=v.correct, score=float(v.correct), metric="verdict",
                      value=float(v.n_passed) / v.n_tests if v.n_tests else 0.0,
                      threshold=1.0, truth=None, error=v.error, details=details)

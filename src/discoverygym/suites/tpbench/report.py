@@ -3,10 +3,10 @@ charts annotated with counts), verdict counts and a per-problem table (capped)."
 
 from __future__ import annotations
 
-import html
 from collections import Counter, defaultdict
 from typing import Any
 
+from ...core.escape import for_html
 from .scoring import summarize_attempts
 
 MAX_PROBLEM_ROWS = 60
@@ -53,8 +53,8 @@ def _counts(records: list[dict[str, Any]], key: str) -> tuple[list[str], list[in
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+    head = "".join(f"<th>{for_html(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{for_html(c)}</td>" for c in row) + "</tr>"
                    for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

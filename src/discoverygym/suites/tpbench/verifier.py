@@ -15,6 +15,7 @@ from typing import Any
 
 from ...core.bounded import Bounds, UnsafeInput, loads
 from ...core.paths import cache_dir
+from ...sandbox import SandboxUnavailable
 from .compare import (
     DecodeError,
     compare_isolated,
@@ -23,12 +24,12 @@ from .compare import (
     decode_value,
     encode_for_cache,
 )
-from .execute import ExecutionResult, execute_candidate
+from .execute import MINIMUM_ISOLATION, ExecutionResult, execute_candidate
 from .harness import build_script, encode_value
 from .inputs import InputSet, generate_inputs
 from .problem import Problem
 
-VERDICTS = ("correct", "wrong", "error", "timeout", "no_code")
+VERDICTS = ("correct", "wrong", "error", "timeout", "no_code", "refused")
 
 _FENCE = re.compile(r"```[ \t]*(python3?|py)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -46,7 +47,8 @@ def extract_code(text: str) -> str | None:
 @dataclass
 class RunOutcome:
     """Outputs of one isolated run: per input either ("ok", value) or ("error", text);
-    or a failure of the whole run (`failure` in "error" | "timeout")."""
+    or a failure of the whole run (`failure` in "error" | "timeout" | "refused": the
+    host's sandbox is below the minimum and nothing ran)."""
 
     results: list[tuple[str, Any]]
     failure: str | None = None
@@ -60,13 +62,19 @@ _RESULT_BOUNDS = Bounds(max_depth=100, max_items=2_000_000, max_chars=8_000_000)
 
 
 def run_function(code: str, function: str, inputs: list[InputSet], *, time_limit_s: float,
-                 memory_mb: int) -> RunOutcome:
-    """Evaluate `function` defined by `code` on every input in one isolated process."""
+                 memory_mb: int, minimum_isolation: str | None = MINIMUM_ISOLATION
+                 ) -> RunOutcome:
+    """Evaluate `function` defined by `code` on every input in one isolated process.
+    Below `minimum_isolation` nothing runs: a "refused" failure that says why."""
     marker = "@@TPBENCH-" + secrets.token_hex(16) + "@@"
     script = build_script(marker, function, code)
     stdin = json.dumps({"inputs": [[encode_value(a) for a in inp.args] for inp in inputs]})
-    res: ExecutionResult = execute_candidate(script, stdin.encode(), time_limit_s=time_limit_s,
-                                             memory_mb=memory_mb)
+    try:
+        res: ExecutionResult = execute_candidate(
+            script, stdin.encode(), time_limit_s=time_limit_s, memory_mb=memory_mb,
+            minimum_isolation=minimum_isolation)
+    except SandboxUnavailable as exc:
+        return RunOutcome([], "refused", f"not scored: {exc}", isolation=exc.level)
     base = {"isolation": res.isolation, "duration_s": res.duration_s}
     if res.timed_out:
         return RunOutcome([], "timeout", f"time limit of {time_limit_s:g} s exceeded", **base)
@@ -123,8 +131,11 @@ def reference_outputs(problem: Problem) -> tuple[list[InputSet], list[Any]]:
                 return inputs, outputs
         except (ValueError, DecodeError):
             pass  # a corrupt cache file is recomputed
+    # The reference is trusted: it may run at any level (its outputs are computed
+    # before any answer runs, and never in the same process).
     outcome = run_function(problem.reference, problem.function, inputs,
-                           time_limit_s=max(problem.time_limit_s, 30.0), memory_mb=2048)
+                           time_limit_s=max(problem.time_limit_s, 30.0), memory_mb=2048,
+                           minimum_isolation=None)
     if outcome.failure:
         raise ReferenceError_(f"{problem.key}: reference failed to run: {outcome.message}")
     bad = [(inp.label, val) for inp, (kind, val) in zip(inputs, outcome.results, strict=True)
