@@ -5,6 +5,7 @@ switched off (the attack is real)."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,49 @@ def test_the_digest_tells_apart_what_differs_by_one_bit_and_ignores_run_folders(
     keyed = spec.with_key(new_key()).build()
     assert seen_digest(public.prompt, public.workspace()) != seen_digest(
         keyed.prompt, keyed.workspace())
+
+
+# ---- hostile records for the readers --------------------------------------------------------
+def test_the_readers_family_is_declared_beside_the_readers():
+    assert "discoverygym.run.reader_attacks" in PLATFORM_ATTACK_MODULES
+    assert "readers" in {f.name for f in families(_target("gravity"))}
+
+
+@pytest.fixture
+def fast_fifo(monkeypatch):
+    from discoverygym.run import reader_attacks
+
+    monkeypatch.setattr(reader_attacks, "FIFO_WAIT_S", 3.0)
+    return reader_attacks
+
+
+def test_hostile_records_are_held_by_every_reader(fast_fifo):
+    outcomes = fast_fifo.reader_attacks(_target("gravity"))
+    assert len(outcomes) == 5 and all(o.ok for o in outcomes), outcomes
+
+
+@pytest.mark.parametrize(("module", "name", "attack"), [
+    ("discoverygym.core.escape", "for_terminal", "leaderboard table"),
+    ("discoverygym.core.escape", "for_markdown", "markdown leaderboard"),
+    ("discoverygym.report.html", "for_html", "HTML report"),
+])
+def test_without_escaping_the_readers_family_finds_the_hole(monkeypatch, fast_fifo, module,
+                                                           name, attack):
+    """Each reader's escaping switched off: the same hostile run is a finding."""
+    monkeypatch.setattr(importlib.import_module(module), name,
+                        lambda value, *a, **k: "" if value is None else str(value))
+    outcomes = {o.attack: o for o in fast_fifo.reader_attacks(_target("gravity"))}
+    (broken,) = [o for a, o in outcomes.items() if attack in a]
+    assert not broken.ok, broken
+
+
+def test_a_reader_that_opens_the_fifo_is_a_finding_not_a_hang(monkeypatch, fast_fifo):
+    """The regular-file check removed: the leaderboard opens the FIFO and waits; the
+    audit releases it after FIFO_WAIT_S and reports it."""
+    from discoverygym.run import leaderboard
+
+    monkeypatch.setattr(leaderboard, "record_files",
+                        lambda paths: [str(Path(p) / "records.jsonl") for p in paths])
+    outcomes = {o.attack: o for o in fast_fifo.reader_attacks(_target("gravity"))}
+    fifo = outcomes["records.jsonl is a FIFO (leaderboard)"]
+    assert not fifo.ok and "still reading" in fifo.observed, fifo
