@@ -125,3 +125,55 @@ def test_a_reader_that_opens_the_fifo_is_a_finding_not_a_hang(monkeypatch, fast_
     outcomes = {o.attack: o for o in fast_fifo.reader_attacks(_target("gravity"))}
     fifo = outcomes["records.jsonl is a FIFO (leaderboard)"]
     assert not fifo.ok and "still reading" in fifo.observed, fifo
+
+
+# ---- the sandbox at each isolation level: inherited descriptors, a detached forger ---------
+def test_the_sandbox_family_is_held_at_every_level_of_this_host():
+    from discoverygym.sandbox import attacks
+
+    assert "discoverygym.sandbox.attacks" in PLATFORM_ATTACK_MODULES
+    levels = attacks.working_levels()
+    outcomes = attacks.sandbox_attacks(_target("gravity"))
+    assert len(outcomes) == 2 * len(levels) and all(o.ok for o in outcomes), outcomes
+    for level in levels:
+        assert any(o.attack == f"inherited descriptors at {level}" for o in outcomes)
+    import os
+
+    from discoverygym.sandbox.isolation import LEVEL_ENV
+    assert os.environ.get(LEVEL_ENV) is None
+
+
+def test_a_detached_forger_is_a_finding_where_the_minimum_is_not_asked(monkeypatch):
+    """The defence removed: scoring allowed at rlimits-only, where a process the answer
+    detaches outlives the run and rewrites the reward."""
+    from discoverygym.sandbox import attacks
+
+    monkeypatch.setattr(attacks, "working_levels", lambda: ["rlimits-only"])
+    monkeypatch.setattr(attacks, "VERIFIER_MINIMUM", "rlimits-only")
+    outcomes = {o.attack: o for o in attacks.sandbox_attacks(_target("gravity"))}
+    forger = outcomes["a detached process rewrites a reward at rlimits-only"]
+    assert not forger.ok and "wrote the reward" in forger.observed, forger
+
+
+def test_an_inherited_host_file_is_a_finding(monkeypatch, tmp_path):
+    """The defence removed: the sandbox started with a host file on a descriptor."""
+    import subprocess
+
+    from discoverygym.sandbox import attacks
+
+    host_file = open(tmp_path / "sandbox.log", "w")  # noqa: SIM115 - held for the run
+    real_popen = subprocess.Popen
+
+    def leaky_popen(*args, **kwargs):
+        kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), host_file.fileno())
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(attacks, "working_levels", lambda: ["rlimits-only"])
+    monkeypatch.setattr(subprocess, "Popen", leaky_popen)
+    try:
+        outcomes = {o.attack: o for o in attacks.sandbox_attacks(_target("gravity"))}
+    finally:
+        monkeypatch.undo()
+        host_file.close()
+    leak = outcomes["inherited descriptors at rlimits-only"]
+    assert not leak.ok and "sandbox.log" in leak.observed, leak
