@@ -177,3 +177,29 @@ def test_an_inherited_host_file_is_a_finding(monkeypatch, tmp_path):
         host_file.close()
     leak = outcomes["inherited descriptors at rlimits-only"]
     assert not leak.ok and "sandbox.log" in leak.observed, leak
+
+
+# ---- tpbench's verifier at each isolation level, and Harbor's reward ------------------------
+def test_the_tpbench_verifier_is_held_at_every_level():
+    from discoverygym.sandbox.attacks import working_levels
+    from discoverygym.suites.tpbench.attacks import level_attacks
+
+    assert "tpbench-levels" in {f.name for f in get_suite("tpbench").audit_attacks()}
+    outcomes = level_attacks(_target("tpbench"))
+    assert len(outcomes) == 2 * len(working_levels()) and all(o.ok for o in outcomes), outcomes
+    weakest = [o for o in outcomes if "package at rlimits-only" in o.attack]
+    assert all("verdict=refused" in o.observed for o in weakest)
+
+
+def test_without_the_minimum_level_the_tpbench_family_finds_both_holes(monkeypatch):
+    """The defence removed: the verifier runs answers at rlimits-only. The stolen
+    reference passes and the detached process rewrites Harbor's reward."""
+    from discoverygym.sandbox import attacks as sandbox_attacks
+    from discoverygym.suites.tpbench import verifier
+    from discoverygym.suites.tpbench.attacks import level_attacks
+
+    monkeypatch.setattr(sandbox_attacks, "working_levels", lambda: ["rlimits-only"])
+    monkeypatch.setattr(verifier.run_function, "__kwdefaults__", {"minimum_isolation": None})
+    steal, forge = level_attacks(_target("tpbench"))
+    assert not steal.ok and "passed=True" in steal.observed, steal
+    assert not forge.ok and "FORGED" in forge.observed, forge
