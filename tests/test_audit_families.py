@@ -39,7 +39,8 @@ def test_the_rebuild_is_held_by_the_key_and_a_finding_without_it(suite):
 
     (found,) = rebuild_attack(_target(suite), key_for=lambda spec: None)
     assert not found.ok, found
-    assert "rebuild at public seed 0 matches" in found.observed
+    # (stargazer's public draw does not depend on the seed: both rebuilds look the same)
+    assert "matches" in found.observed or "look the same" in found.observed
     assert "passed=True" in found.observed
 
 
@@ -52,6 +53,21 @@ def test_the_rebuild_is_a_finding_when_keyed_episode_ignores_the_key(monkeypatch
     monkeypatch.setattr(Suite, "keyed_episode", unkeyed)
     (outcome,) = rebuild_attack(_target("mad"))
     assert not outcome.ok and "matches" in outcome.observed, outcome
+
+
+def test_a_rebuild_that_only_looks_the_same_is_held_and_a_public_one_is_found(monkeypatch):
+    """The toy suite shows nothing seed-dependent: every rebuild looks like the keyed
+    episode, but the bisecting oracle's calls, replayed, fail on the keyed draw; on
+    the public draw they pass, and that is a finding."""
+    import toy_suite
+
+    monkeypatch.setenv("DISCOVERYGYM_PLUGINS", "toy_suite")
+    toy_suite.register()
+    (held,) = rebuild_attack(_target("toy"))
+    assert held.ok and "2 of 2 public rebuilds look the same" in held.observed, held
+    assert "passed=False" in held.observed
+    (found,) = rebuild_attack(_target("toy"), key_for=lambda spec: None)
+    assert not found.ok and "passed=True" in found.observed, found
 
 
 @pytest.mark.parametrize("suite", ["tpbench", "packages"])

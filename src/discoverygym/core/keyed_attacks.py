@@ -8,7 +8,11 @@ rebuild that looks exactly like what it sees, lets the suite's calibration oracl
 that rebuild (the oracle knows the truth or the law) while every tool call it makes is
 recorded, and replays those calls through its own episode's tools: the rebuilt truth,
 submitted the way the suite takes it. Expected, with the audit's fresh key: no rebuild
-matches and the submission fails.
+matches and the submission fails. A finding is a rebuild that looks like the episode
+and whose truth passes: one that looks the same but whose truth fails has not broken
+the key (the draws that matter are keyed, just not shown), and a pass with no matching
+rebuild is a lucky guess, which `calibrate` measures, not a rebuild. A suite without a
+calibration oracle is judged on the match alone.
 
 An episode that a suite declares public by nature (`Suite.public_by_nature`: a
 published problem, a package's files) is reported as held *because said*: the key does
@@ -78,11 +82,12 @@ def public_candidates(spec: EpisodeSpec) -> list[EpisodeSpec]:
 def oracle_calls(suite: str, episode: Any) -> list[tuple[str, dict[str, Any] | None]]:
     """Let the suite's calibration oracle play `episode` (a rebuild the attacker holds
     whole) and return the tool calls it made, in order: the rebuilt truth as the suite's
-    tools take it."""
+    tools take it. A suite that declares no oracle gives none (the attack is then
+    judged on the match alone)."""
     roles = calibration_table(suite) or {}
     oracles = roles.get("oracle") or []
     if not oracles:
-        raise ValueError(f"suite {suite!r} declares no calibration oracle to submit a truth")
+        return []
     calls: list[tuple[str, dict[str, Any] | None]] = []
     real_call = episode.call
 
@@ -101,7 +106,7 @@ def rebuild_attack(target: AuditTarget, *, key_for: Callable[[EpisodeSpec], Any]
     key; a test passes one that keys nothing to show the attack is real)."""
     spec = target.episode_spec()
     attack = f"rebuild {spec.task_id} from public seed {spec.seed} and submit its truth"
-    expected = "no public rebuild matches the keyed episode; the submission fails"
+    expected = "no public rebuild matches the keyed episode and passes"
     reason = target.suite.public_by_nature(spec)
     if reason is not None:
         return [Outcome(FAMILY, attack, expected,
@@ -114,19 +119,27 @@ def rebuild_attack(target: AuditTarget, *, key_for: Callable[[EpisodeSpec], Any]
         view = keyed.view()
         seen = seen_digest(view.prompt, view.workspace())
         rebuilt = [candidate.build() for candidate in public_candidates(spec)]
-        match = next((i for i, e in enumerate(rebuilt)
-                      if seen_digest(e.prompt, e.workspace()) == seen), None)
+        matches = [i for i, e in enumerate(rebuilt)
+                   if seen_digest(e.prompt, e.workspace()) == seen]
+        match = matches[0] if matches else None
         chosen = rebuilt[match if match is not None else 0]  # no match: its best guess
-        for name, args in oracle_calls(spec.suite, chosen):
+        calls = oracle_calls(spec.suite, chosen)
+        for name, args in calls:
             if view.done:
                 break
             view.call(name, args)
         record = keyed.record(agent="audit-rebuild")
         found = (f"rebuild at public seed {spec.seed + match} matches" if match is not None
                  else f"none of {len(rebuilt)} public rebuilds matches")
+        if len(matches) > 1:  # what the agent sees does not tell the draws apart
+            found = f"{len(matches)} of {len(rebuilt)} public rebuilds look the same"
+        if not calls:  # judged on the match alone: one rebuild that is the episode
+            return len(matches) != 1, f"{found}; no calibration oracle to submit its truth"
         score = record.score if record.score is not None and math.isfinite(record.score) else 0
         observed = f"{found}; the replayed submission passed={record.passed} (score {score:.3g})"
-        return match is None and not record.passed, observed
+        if record.passed and not matches:
+            observed += " by luck: no rebuild was the episode (calibrate measures guessing)"
+        return not (matches and record.passed), observed
     return [guard(FAMILY, attack, expected, play)]
 
 
