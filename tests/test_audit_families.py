@@ -99,13 +99,13 @@ def test_the_digest_tells_apart_what_differs_by_one_bit_and_ignores_run_folders(
 
 # ---- hostile records for the readers --------------------------------------------------------
 def test_the_readers_family_is_declared_beside_the_readers():
-    assert "discoverygym.run.reader_attacks" in PLATFORM_ATTACK_MODULES
+    assert "discoverygym.report.attacks" in PLATFORM_ATTACK_MODULES
     assert "readers" in {f.name for f in families(_target("gravity"))}
 
 
 @pytest.fixture
 def fast_fifo(monkeypatch):
-    from discoverygym.run import reader_attacks
+    from discoverygym.report import attacks as reader_attacks
 
     monkeypatch.setattr(reader_attacks, "FIFO_WAIT_S", 3.0)
     return reader_attacks

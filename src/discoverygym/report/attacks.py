@@ -1,7 +1,8 @@
-"""The audit's attack on the readers of records (run/leaderboard.py, report/html.py,
+"""The audit's attack on the readers of records (report/html.py, run/leaderboard.py,
 core/escape.py): a run directory written by someone else, read by the real leaderboard
 (terminal table, markdown) and the real report. Declared here, beside the readers (see
-core.audit_registry).
+core.audit_registry; in report/ because the report already reads run/, not the other
+way round).
 
 The hostile run holds Rich markup, a clear-screen sequence, an OSC 8 hyperlink to
 `javascript:`, a `|` and a newline in a name, `<script>`, a bidi override, a 1 MB
@@ -94,7 +95,7 @@ def _inert_text(text: str, what: str) -> tuple[bool, str]:
 def _terminal(run: Path) -> tuple[bool, str]:
     from rich.console import Console
 
-    from .leaderboard import leaderboard, terminal_table
+    from ..run.leaderboard import leaderboard, terminal_table
 
     rows = leaderboard([str(run)], ["agent"])
     buffer = io.StringIO()
@@ -107,7 +108,7 @@ def _terminal(run: Path) -> tuple[bool, str]:
 
 
 def _markdown(run: Path) -> tuple[bool, str]:
-    from .leaderboard import format_rows, leaderboard
+    from ..run.leaderboard import format_rows, leaderboard
 
     rows = leaderboard([str(run)], ["agent"])
     text = format_rows(rows, "markdown")
@@ -122,7 +123,7 @@ def _markdown(run: Path) -> tuple[bool, str]:
 
 
 def _report(run: Path) -> tuple[bool, str]:
-    from ..report import build_report
+    from .html import build_report
 
     page = build_report(run)
     problems = []
@@ -166,13 +167,13 @@ def _fifo(run: Path, reader: Callable[[Path], Any]) -> tuple[bool, str]:
 
 
 def _leaderboard_rows(run: Path) -> Any:
-    from .leaderboard import leaderboard
+    from ..run.leaderboard import leaderboard
 
     return leaderboard([str(run)], ["agent"])
 
 
 def _report_page(run: Path) -> Any:
-    from ..report import build_report
+    from .html import build_report
 
     return build_report(run)
 
