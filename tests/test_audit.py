@@ -23,11 +23,15 @@ def test_every_shipped_suite_passes_the_audit(suite):
     findings = [o for o in outcomes if not o["ok"]]
     assert result.exit_code == 0 and findings == [], findings
     families = {o["family"] for o in outcomes}
-    assert {"arguments"} <= families
+    # issue #28 item 7: the rebuild, the sandbox at each level, the readers, held
+    assert {"arguments", "rebuild", "sandbox", "readers"} <= families
     if suite == "packages":
         assert {"packages"} <= families and len(outcomes) > 20
     if suite == "tpbench":
-        assert "tpbench" in families
+        assert {"tpbench", "tpbench-levels"} <= families
+    rebuild = [o["observed"] for o in outcomes if o["family"] == "rebuild"]
+    public = suite in ("tpbench", "packages")
+    assert all(("public by nature" in text) == public for text in rebuild), rebuild
 
 
 def test_a_package_without_a_split_is_a_finding(tmp_path):

@@ -113,11 +113,11 @@ def test_each_family_is_declared_beside_what_it_attacks(suite):
 def test_the_shipped_families():
     assert {f.name for f in get_suite("gravity").audit_attacks()} == {"procedural"}
     assert {f.name for f in get_suite("packages").audit_attacks()} == {"packages"}
-    assert {f.name for f in get_suite("tpbench").audit_attacks()} == {"tpbench"}
+    assert {f.name for f in get_suite("tpbench").audit_attacks()} == {"tpbench", "tpbench-levels"}
     assert get_suite("stargazer").audit_attacks() == () == get_suite("mad").audit_attacks()
     platform = {f.name for m in PLATFORM_ATTACK_MODULES
                 for f in importlib.import_module(m).ATTACKS}
-    assert platform == {"arguments", "interpreter"}
+    assert platform == {"arguments", "rebuild", "interpreter", "sandbox", "readers"}
 
 
 # ---- tpbench: a limit passed, not a global patched -------------------------------------------

@@ -23,10 +23,14 @@ __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", 
            "families", "guard"]
 
 #: Modules whose `ATTACKS` tuple holds the platform's families, which apply to every
-#: suite: tool arguments (core), the interpreter (the `python` tool's door).
+#: suite: tool arguments (core), the keyed draws (core), the interpreter (the `python`
+#: tool's door), the sandbox at each isolation level, the readers of records (report).
 PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.attacks",
+    "discoverygym.core.keyed_attacks",
     "discoverygym.adapters.interpreter_attacks",
+    "discoverygym.sandbox.attacks",
+    "discoverygym.report.attacks",
 )
 
 

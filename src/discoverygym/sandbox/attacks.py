@@ -1,0 +1,169 @@
+"""The audit's attacks on the sandbox itself (oneshot.py, isolation.py), played at every
+isolation level this host has, forced the way an operator forces one
+($DISCOVERYGYM_SANDBOX_ISOLATION). Declared here, beside what they attack (see
+core.audit_registry); suites with a verifier that runs answers (tpbench) play the same
+at their verifier in their own attacks.py.
+
+- Inherited descriptors: the script lists /proc/self/fd. Expected: pipes and /dev/null
+  only, never a host file (before: the host's sandbox.log on descriptors 5 and 6).
+- A reward overwrite by a detached process: the script forks a daemon that, after the
+  run has returned, writes a forged reward into an open host folder. Expected at a level
+  that meets VERIFIER_MINIMUM: nothing written (no process outlives the run, or the
+  folder is out of its sight). Below it the level is weak by definition, and expected is
+  that work asking for the minimum is refused there with nothing run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
+
+FAMILY = "sandbox"
+#: The weakest level at which the platform runs an answer it scores (tpbench's and
+#: mad's verifiers ask for it through SandboxConfig.minimum_isolation).
+VERIFIER_MINIMUM = "rlimits-uid"
+#: When the detached forger wakes, and how long the audit waits for it.
+FORGER_DELAY_S = 1.0
+FORGER_WAIT_S = 2.0
+
+LIST_FDS = """
+import os
+for fd in sorted(os.listdir("/proc/self/fd"), key=int):
+    try:
+        print(fd, os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+"""
+
+DETACH_AND_FORGE = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(DELAY)
+        try:
+            with open(TARGET, "w") as fh:
+                fh.write('{"reward": 1.0, "FORGED": true}')
+        except OSError:
+            pass
+    os._exit(0)
+print("detached")
+"""
+
+
+def host_files(listing: str) -> list[str]:
+    """The descriptors of a /proc/self/fd listing that name a host file (not a pipe,
+    /dev/null, the listing's own directory, or the sandbox's deleted capture files)."""
+    out = []
+    for line in listing.splitlines():
+        _, _, target = line.partition(" ")
+        if target.startswith(("pipe:", "anon_inode:", "/proc/")) or target == "/dev/null":
+            continue
+        if target.endswith("(deleted)") and "/tmp/" in target:
+            continue
+        out.append(line)
+    return out
+
+
+def working_levels() -> list[str]:
+    from .isolation import LEVELS, _level_works
+
+    return [level for level in LEVELS if _level_works(level, sys.executable)]
+
+
+@contextmanager
+def forced_level(level: str) -> Iterator[None]:
+    """Force `level` for the runs inside, as $DISCOVERYGYM_SANDBOX_ISOLATION does, and
+    put the variable back as it was."""
+    from .isolation import LEVEL_ENV
+
+    before = os.environ.get(LEVEL_ENV)
+    os.environ[LEVEL_ENV] = level
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(LEVEL_ENV, None)
+        else:
+            os.environ[LEVEL_ENV] = before
+
+
+def _descriptors(level: str) -> tuple[bool, str]:
+    from . import SandboxConfig, run_isolated
+
+    with forced_level(level):
+        result = run_isolated(LIST_FDS, config=SandboxConfig(preload={}, time_limit_s=30))
+    found = host_files(result.stdout.decode(errors="replace"))
+    return not found, (f"host files open: {found[:3]}" if found
+                       else f"ran at {result.isolation}; pipes and /dev/null only")
+
+
+def _forgers(levels: list[str], folder: Path) -> dict[str, tuple[bool, str]]:
+    """Start one forger per level, wait once for all of them, then read what each wrote."""
+    from . import SandboxConfig, SandboxUnavailable, meets, run_isolated
+
+    started: dict[str, str] = {}
+    verdicts: dict[str, tuple[bool, str]] = {}
+    for level in levels:
+        target = folder / f"reward-{level}.json"
+        code = (DETACH_AND_FORGE.replace("DELAY", repr(FORGER_DELAY_S))
+                .replace("TARGET", repr(str(target))))
+        with forced_level(level):
+            if meets(level, VERIFIER_MINIMUM):
+                result = run_isolated(code, config=SandboxConfig(preload={}, time_limit_s=30))
+                started[level] = result.isolation
+                continue
+            marker = folder / f"ran-{level}"
+            try:
+                run_isolated(f"open({str(marker)!r}, 'w')",
+                             config=SandboxConfig(preload={},
+                                                  minimum_isolation=VERIFIER_MINIMUM))
+                verdicts[level] = (False, f"ran at {level} though {VERIFIER_MINIMUM} was asked")
+            except SandboxUnavailable:
+                ran = marker.exists()
+                verdicts[level] = (not ran, f"weak level: work asking for {VERIFIER_MINIMUM} "
+                                   f"is refused here{' but the script ran' if ran else ''}")
+    if started:
+        time.sleep(FORGER_WAIT_S)
+    for level, isolation in started.items():
+        forged = (folder / f"reward-{level}.json").exists()
+        verdicts[level] = (not forged, f"ran at {isolation}; " + (
+            "the detached process wrote the reward" if forged
+            else "nothing written after the run returned"))
+    return verdicts
+
+
+def sandbox_attacks(target: AuditTarget) -> list[Outcome]:
+    """Both attacks at every level this host has."""
+    levels = working_levels()
+    folder = Path(tempfile.mkdtemp(prefix="dg-audit-sandbox-"))
+    os.chmod(folder, 0o777)  # open, as a verifier folder may be handed over
+    try:
+        outcomes = [guard(FAMILY, f"inherited descriptors at {level}",
+                          "no host file open in the sandbox",
+                          lambda level=level: _descriptors(level)) for level in levels]
+        verdicts: dict[str, tuple[bool, str]] = {}
+
+        def forged(level: str) -> tuple[bool, str]:
+            if not verdicts:
+                verdicts.update(_forgers(levels, folder))
+            return verdicts[level]
+        outcomes += [guard(FAMILY, f"a detached process rewrites a reward at {level}",
+                           "nothing written after the run returns (weak level: refused)",
+                           lambda level=level: forged(level)) for level in levels]
+        return outcomes
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+ATTACKS = (
+    AttackFamily(FAMILY, "inherited descriptors and a detached reward forger at every "
+                 "isolation level", sandbox_attacks, needs_interpreter=True),
+)
