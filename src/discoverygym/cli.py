@@ -173,6 +173,12 @@ def run(
             console.print(f"[red]error:[/red] cannot write the run to {where}: "
                           f"{exc.strerror or exc}")
             raise typer.Exit(1) from None
+    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
+        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
+                      f"{len(result.records)} of {len(specs)} records kept in "
+                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
+                      "finish the run with --resume", soft_wrap=True)
+        raise typer.Exit(1)
     if getattr(result, "interrupted", False):
         console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
                       f"{result.out_dir / 'records.jsonl'}; summary.json is marked "
