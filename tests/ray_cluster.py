@@ -51,14 +51,20 @@ def ray_cluster(workers: int = 2) -> Iterator[Any]:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), saved["PYTHONPATH"]) if p)
     cluster = None
     try:
-        try:
-            cluster = cluster_mod.Cluster(initialize_head=True, head_node_args={
-                "num_cpus": 0, "include_dashboard": False})
-            for _ in range(workers):
-                cluster.add_node(num_cpus=1)
-            cluster.wait_for_nodes()
-        except Exception as exc:  # no shared memory, no ports: not what is tested here
-            pytest.skip(f"a Ray cluster could not start here: {type(exc).__name__}: {exc}")
+        for attempt in (1, 2):  # a loaded machine can miss Ray's start-up deadlines once
+            try:
+                cluster = cluster_mod.Cluster(initialize_head=True, head_node_args={
+                    "num_cpus": 0, "include_dashboard": False})
+                for _ in range(workers):
+                    cluster.add_node(num_cpus=1)
+                cluster.wait_for_nodes()
+                break
+            except Exception as exc:  # no shared memory, no ports: not what is tested here
+                _kill_all(temp_dir, cluster)
+                cluster = None
+                if attempt == 2:
+                    pytest.skip(f"a Ray cluster could not start here: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}")
         cluster.temp_dir = temp_dir
         yield cluster
     finally:
@@ -75,6 +81,17 @@ def ray_cluster(workers: int = 2) -> Iterator[Any]:
                 proc.kill()
         shutil.rmtree(temp_dir, ignore_errors=True)
         assert not left, f"Ray processes left: {[p.pid for p in left]}"
+
+
+def _kill_all(temp_dir: str, cluster: Any) -> None:
+    """After a failed start: whatever of the cluster did start goes."""
+    if cluster is not None:
+        with contextlib.suppress(Exception):
+            cluster.shutdown()
+    for proc in processes_of(temp_dir):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    _wait_gone(temp_dir, timeout_s=10)
 
 
 def _wait_gone(temp_dir: str, timeout_s: float) -> list[psutil.Process]:
