@@ -215,6 +215,25 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def setup(result: dict) -> str:
+    where = " cluster (--address)" if result.get("address") else ""
+    return f"{result['executor']}{where}, {result['workers']} workers"
+
+
+def comparison(results: list[dict]) -> str:
+    """Wall seconds per suite, one column per run (how the figures scale)."""
+    lines = ["| suite | agent | episodes | " + " | ".join(
+                 f"{setup(r)}: wall s (load {r['loadavg_before'][0]})" for r in results) + " |",
+             "|---|---|---|" + "---|" * len(results)]
+    for i, f in enumerate(results[0]["suites"]):
+        cells = [f"{r['suites'][i]['wall_s']:.0f}" for r in results]
+        lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
+                     + " | ".join(cells) + " |")
+    lines.append("| **total** | | | " + " | ".join(
+        f"**{r['total_s']:.0f}**" for r in results) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -225,11 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suites", help="comma-separated labels or suites to run "
                         "(e.g. 'gravity,mad quantum'; default: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--markdown-from", type=Path, metavar="JSON",
-                        help="print the markdown table of an earlier --json file and exit")
+    parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
+                        help="print the markdown table of an earlier --json file (of "
+                        "several: their wall times side by side) and exit")
     args = parser.parse_args(argv)
     if args.markdown_from:
-        print(markdown(json.loads(args.markdown_from.read_text())))
+        results = [json.loads(path.read_text()) for path in args.markdown_from]
+        print(markdown(results[0]) if len(results) == 1 else comparison(results))
         return 0
 
     plan = runs(args.all_roles)
@@ -259,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
             "machine": machine(),
+            "note": ("cpu_s and peak_rss_mb count this machine's run only: the cluster's "
+                     "workers are not its children") if args.address else None,
             "suites": [asdict(f) for f in figures],
         }
 
