@@ -229,6 +229,12 @@ def run(
             console.print(f"[red]error:[/red] cannot write the run to {for_terminal(where, 2000)}: "
                           f"{for_terminal(exc.strerror or exc, 2000)}")
             raise typer.Exit(1) from None
+    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
+        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
+                      f"{len(result.records)} of {len(specs)} records kept in "
+                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
+                      "finish the run with --resume", soft_wrap=True)
+        raise typer.Exit(1)
     if getattr(result, "interrupted", False):
         console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
                       f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "

@@ -15,6 +15,13 @@ from .job import Job
 from .lifeline import bind_to_driver
 
 
+class ExecutorLost(RuntimeError):
+    """The executor itself is gone (a Ray cluster's head or the driver's raylet died, no
+    node with CPUs came back): no further episode can run here. The runner stops, keeps
+    the records written, and the run is finished with `--resume` once the executor is
+    back. Raised instead of one failed record per remaining episode."""
+
+
 def run_serial(jobs: Sequence[Job], workers: int = 1) -> Iterator[tuple[int, Any]]:
     for i, (fn, args) in enumerate(jobs):
         try:

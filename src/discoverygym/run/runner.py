@@ -14,7 +14,7 @@ from .. import __version__
 from ..core import EpisodeSpec
 from ..core.record import EpisodeRecord, Usage
 from .episode_worker import play_scripted
-from .executors import get_executor
+from .executors import ExecutorLost, get_executor
 from .run_dir import RunDirectory
 
 
@@ -26,6 +26,8 @@ class RunResult:
     n_new: int
     failures: list[str]
     interrupted: bool = False
+    # why the run stopped before its end when the executor was lost (None otherwise)
+    stopped: str | None = None
 
 
 def default_out_dir(suite: str, who: str) -> Path:
@@ -73,6 +75,7 @@ def run_episodes(
                         MofNCompleteColumn(), TimeElapsedColumn(),
                         disable=not show_progress, transient=False)
     interrupted = False
+    stopped: str | None = None
     try:
         with progress, run_dir.writer() as writer:
             bar = progress.add_task(f"{who or agent}", total=len(jobs))
@@ -87,11 +90,16 @@ def run_episodes(
                 progress.advance(bar)
     except KeyboardInterrupt:
         interrupted = True  # what finished is kept; the summary says the run stopped
+    except ExecutorLost as exc:
+        interrupted, stopped = True, str(exc)  # as above; --resume plays the rest
 
-    extra = {"infrastructure_failures": failures} if failures else {}
+    extra: dict[str, Any] = {"infrastructure_failures": failures} if failures else {}
+    if stopped:
+        extra["stopped"] = stopped
     records, summary = run_dir.finish(n_planned=len(specs), interrupted=interrupted,
                                       n_infrastructure_failures=len(failures), **extra)
-    return RunResult(run_dir.path, records, summary, len(new_records), failures, interrupted)
+    return RunResult(run_dir.path, records, summary, len(new_records), failures, interrupted,
+                     stopped)
 
 
 def infrastructure_failure_record(spec: EpisodeSpec, reason: str,

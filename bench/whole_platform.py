@@ -1,0 +1,304 @@
+"""One figure for the whole platform: every suite's headline scripted baseline over its
+default plan, run as a user would after install (`discoverygym run SUITE --agent NAME`
+in a fresh process), timed end to end (interpreter start, imports, pool start-up and
+the run directory included).
+
+Prints per suite: episodes, wall time, episodes per second, CPU time (the run and every
+process it started), peak memory (the run's whole process tree, sampled) and the total.
+`--all-roles` runs every calibration role's agent too (`CALIBRATION` in each suite's
+baselines). `--json FILE` writes the figures with `total_s`, the machine and its load
+average before and after, so a figure is never read without the load it ran under.
+
+    python bench/whole_platform.py --workers 2 --json platform.json
+    python bench/whole_platform.py --all-roles --json platform-all.json
+    python bench/whole_platform.py --executor ray --address 127.0.0.1:6379
+
+(Not `bench/platform.py`: a script's folder comes first on `sys.path`, so that name
+would hide the standard library's `platform` from every script in bench/.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+# (label, suite, suite options, headline agent): the README's baselines table.
+HEADLINE = [
+    ("gravity", "gravity", [], "expert-adaptive"),
+    ("stargazer", "stargazer", [], "classical"),
+    ("mad classical", "mad", [], "newtonian"),
+    ("mad fluid", "mad", ["--world", "fluid"], "navier-stokes"),
+    ("mad quantum", "mad", ["--world", "quantum"], "schrodinger"),
+    ("tpbench", "tpbench", [], "reference"),
+    ("packages", "packages", [], "baseline"),
+]
+SAMPLE_S = 0.2
+RUN_TIMEOUT_S = 3600
+
+
+@dataclass
+class Figure:
+    label: str
+    agent: str
+    command: str
+    episodes: int = 0
+    wall_s: float = 0.0
+    episodes_per_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_rss_mb: float = 0.0
+    exit_status: int = 0
+    passed: int = 0
+    error: str | None = None
+    roles: list[str] = field(default_factory=list)
+
+
+def calibration_roles(suite: str) -> dict[str, list[str]]:
+    """agent -> the calibration roles it plays for `suite`."""
+    from discoverygym.core import calibration_table
+
+    out: dict[str, list[str]] = {}
+    for role, agents in (calibration_table(suite) or {}).items():
+        for agent in agents:
+            out.setdefault(agent, []).append(role)
+    return out
+
+
+def runs(all_roles: bool) -> list[tuple[str, str, list[str], str, list[str]]]:
+    """(label, suite, options, agent, roles) to run: the headline ones, and with
+    `all_roles` every other calibration agent of each suite (per mad world)."""
+    out = [(label, suite, opts, agent, ["headline"]) for label, suite, opts, agent in HEADLINE]
+    if not all_roles:
+        return out
+    for label, suite, opts, headline_agent in HEADLINE:
+        for agent, roles in calibration_roles(suite).items():
+            if agent != headline_agent:
+                out.append((label, suite, opts, agent, roles))
+    return out
+
+
+class TreeSampler:
+    """Peak resident memory of a process and all its descendants, summed, sampled every
+    SAMPLE_S seconds (a pool's workers count; a short spike between samples may not)."""
+
+    def __init__(self, pid: int) -> None:
+        self.root = psutil.Process(pid)
+        self.peak_bytes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            total = 0
+            try:
+                procs = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            for proc in procs:
+                try:
+                    total += proc.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            self.peak_bytes = max(self.peak_bytes, total)
+            self._stop.wait(SAMPLE_S)
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_one(label: str, suite: str, options: list[str], agent: str, roles: list[str],
+            executor_args: list[str], scratch: Path) -> Figure:
+    out = scratch / f"{suite}-{'-'.join(options) or 'default'}-{agent}"
+    cli = shutil.which("discoverygym") or str(Path(sys.executable).parent / "discoverygym")
+    command = [cli, "run", suite, *options, "--agent", agent, *executor_args,
+               "--out", str(out), "--quiet"]
+    figure = Figure(label=label, agent=agent, roles=roles,
+                    command=" ".join(["discoverygym", *command[1:-3]]))
+    cpu_before = children_cpu_s()
+    start = time.perf_counter()
+    # the run's own output is not the benchmark's: it goes to a log beside the records
+    log = scratch / f"{out.name}.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        with TreeSampler(proc.pid) as sampler:
+            try:
+                figure.exit_status = proc.wait(timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                figure.exit_status = proc.wait()
+                figure.error = f"timed out after {RUN_TIMEOUT_S} s"
+    figure.wall_s = round(time.perf_counter() - start, 2)
+    figure.cpu_s = round(children_cpu_s() - cpu_before, 2)
+    figure.peak_rss_mb = round(sampler.peak_bytes / 2**20, 1)
+    summary = out / "summary.json"
+    if summary.exists():
+        data = json.loads(summary.read_text())
+        figure.episodes = int(data.get("n_episodes", 0))
+        figure.passed = int(data.get("n_passed", 0))
+    if figure.exit_status != 0 and figure.error is None:
+        figure.error = f"exit status {figure.exit_status}: " + log.read_text()[-300:].strip()
+    figure.episodes_per_s = round(figure.episodes / figure.wall_s, 3) if figure.wall_s else 0.0
+    return figure
+
+
+def machine() -> dict[str, object]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"platform": platform.platform(), "python": platform.python_version(),
+            "cpu_count": os.cpu_count(), "cpu_model": model,
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1)}
+
+
+def print_table(figures: list[Figure], total_s: float) -> None:
+    head = f"{'suite':<15} {'agent':<16} {'episodes':>8} {'wall s':>8} {'ep/s':>7} " \
+           f"{'CPU s':>8} {'peak MB':>8}"
+    print(head)
+    print("-" * len(head))
+    for f in figures:
+        print(f"{f.label:<15} {f.agent:<16} {f.episodes:>8} {f.wall_s:>8.1f} "
+              f"{f.episodes_per_s:>7.2f} {f.cpu_s:>8.1f} {f.peak_rss_mb:>8.0f}"
+              + (f"  ERROR {f.error[:60]}" if f.error else ""))
+    print("-" * len(head))
+    print(f"{'total':<15} {'':<16} {sum(f.episodes for f in figures):>8} {total_s:>8.1f} "
+          f"{'':>7} {sum(f.cpu_s for f in figures):>8.1f}", flush=True)
+
+
+def markdown(result: dict) -> str:
+    """The README's table of a `--json` file, with the machine and the load it ran under."""
+    m = result["machine"]
+    lines = [
+        f"{m['cpu_count']} CPUs ({m['cpu_model'] or 'unknown model'}), "
+        f"{m['memory_gb']} GB, Python {m['python']}; executor {result['executor']}, "
+        f"{result['workers']} workers; load average (1, 5, 15 min) "
+        f"{', '.join(map(str, result['loadavg_before']))} before, "
+        f"{', '.join(map(str, result['loadavg_after']))} after"
+        + ("" if result.get("complete", True) else "; INCOMPLETE (cut short)") + ".",
+        "",
+        "| suite | agent | episodes | wall s | episodes/s | CPU s | peak MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in result["suites"]:
+        error = f" (error: {f['error'][:60]})" if f.get("error") else ""
+        lines.append(f"| {f['label']} | `{f['agent']}`{error} | {f['episodes']} | "
+                     f"{f['wall_s']:.0f} | {f['episodes_per_s']:.2f} | {f['cpu_s']:.0f} | "
+                     f"{f['peak_rss_mb']:.0f} |")
+    lines.append(f"| **total** | | {sum(f['episodes'] for f in result['suites'])} | "
+                 f"**{result['total_s']:.0f}** | | {result['total_cpu_s']:.0f} | |")
+    return "\n".join(lines)
+
+
+def setup(result: dict) -> str:
+    where = " cluster (--address)" if result.get("address") else ""
+    return f"{result['executor']}{where}, {result['workers']} workers"
+
+
+def comparison(results: list[dict]) -> str:
+    """Wall seconds per suite, one column per run (how the figures scale)."""
+    lines = ["| suite | agent | episodes | " + " | ".join(
+                 f"{setup(r)}: wall s (load {r['loadavg_before'][0]})" for r in results) + " |",
+             "|---|---|---|" + "---|" * len(results)]
+    for i, f in enumerate(results[0]["suites"]):
+        cells = [f"{r['suites'][i]['wall_s']:.0f}" for r in results]
+        lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
+                     + " | ".join(cells) + " |")
+    lines.append("| **total** | | | " + " | ".join(
+        f"**{r['total_s']:.0f}**" for r in results) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--executor", default="process", choices=["serial", "process", "ray"])
+    parser.add_argument("--address", help="Ray cluster address (with --executor ray)")
+    parser.add_argument("--all-roles", action="store_true",
+                        help="also every calibration role's agent of every suite")
+    parser.add_argument("--suites", help="comma-separated labels or suites to run "
+                        "(e.g. 'gravity,mad quantum'; default: all)")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
+                        help="print the markdown table of an earlier --json file (of "
+                        "several: their wall times side by side) and exit")
+    args = parser.parse_args(argv)
+    if args.markdown_from:
+        results = [json.loads(path.read_text()) for path in args.markdown_from]
+        print(markdown(results[0]) if len(results) == 1 else comparison(results))
+        return 0
+
+    plan = runs(args.all_roles)
+    if args.suites:
+        wanted = {w.strip() for w in args.suites.split(",") if w.strip()}
+        plan = [r for r in plan if r[0] in wanted or r[1] in wanted]
+        if not plan:
+            print(f"error: no suite matches --suites {args.suites!r}", file=sys.stderr)
+            return 1
+    executor_args = ["--executor", args.executor, "--workers", str(args.workers)]
+    if args.address:
+        executor_args += ["--address", args.address]
+
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    figures: list[Figure] = []
+
+    def result(complete: bool) -> dict:
+        headline = [f for f in figures if "headline" in f.roles]
+        return {
+            "complete": complete,
+            "total_s": round(time.perf_counter() - start, 2),
+            "headline_total_s": round(sum(f.wall_s for f in headline), 2),
+            "total_cpu_s": round(sum(f.cpu_s for f in figures), 2),
+            "executor": args.executor, "workers": args.workers, "address": args.address,
+            "all_roles": args.all_roles,
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            "machine": machine(),
+            "note": ("cpu_s and peak_rss_mb count this machine's run only: the cluster's "
+                     "workers are not its children") if args.address else None,
+            "suites": [asdict(f) for f in figures],
+        }
+
+    with tempfile.TemporaryDirectory(prefix="dg-platform-") as scratch:
+        for label, suite, options, agent, roles in plan:
+            figure = run_one(label, suite, options, agent, roles, executor_args, Path(scratch))
+            figures.append(figure)
+            print(f"# {label} {agent}: {figure.episodes} episodes in {figure.wall_s} s",
+                  file=sys.stderr, flush=True)
+            if args.json:  # after each suite, so a run cut short keeps what it measured
+                args.json.write_text(json.dumps(result(False), indent=2) + "\n")
+    final = result(True)
+    print_table(figures, final["total_s"])
+    if args.json:
+        args.json.write_text(json.dumps(final, indent=2) + "\n")
+    return 1 if any(f.error for f in figures) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
