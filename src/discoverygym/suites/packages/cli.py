@@ -25,7 +25,7 @@ def check_cmd(
         help="Fail a package without a development/evaluation split.")] = False,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
-    from .check import check_package
+    from .check import check_package, errors
     from .package import find_packages
 
     roots = find_packages(directory) if directory.is_dir() else []
@@ -35,13 +35,15 @@ def check_cmd(
     failed = 0
     for root in roots:
         findings = check_package(root, dynamic=not static_only, require_split=require_split)
-        if findings:
+        if errors(findings):
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
             for f in findings:
                 console.print(f"  {escape(str(f))}")
         else:
             console.print(f"[green]ok[/green]   {root.name}")
+            for f in findings:  # warnings only
+                console.print(f"  [yellow]{escape(str(f))}[/yellow]")
     raise typer.Exit(1 if failed else 0)
 
 
