@@ -223,3 +223,36 @@ class EvaluationService:
     def close(self) -> None:
         self.log.set_state("elapsed_s", self.timer.elapsed())
         self.log.close()
+
+
+# ---- NatureBench's reply fields -------------------------------------------------------
+# Their agents read these names (facts from their eval_service.py); the server answers
+# them beside ours, so a NatureBench agent's calls work unchanged.
+
+def naturebench_evaluate_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """Their /evaluate fields for one of our `evaluate` results: per_instance_improvement,
+    aggregate_improvement (None when the evaluation failed), best_aggregate_improvement,
+    best_attempt."""
+    best = result.get("best_so_far")
+    return {"per_instance_improvement": result["g"] if result["ok"] else None,
+            "aggregate_improvement": result["score"] if result["ok"] else None,
+            "best_aggregate_improvement": best["score"] if best else None,
+            "best_attempt": best["attempt"] if best else None}
+
+
+def naturebench_best_fields(service: EvaluationService) -> dict[str, Any]:
+    """Their /best_score fields."""
+    best = service.log.best()
+    return {"best_attempt": best.number if best else None,
+            "best_aggregate_improvement": best.score if best else None,
+            "best_per_instance_improvement": best.g if best else {},
+            "best_raw_scores": best.raw if best else {},
+            "total_attempts": service.log.count()}
+
+
+def naturebench_time_fields(timer: SolveTimer) -> dict[str, Any]:
+    """Their /time_remaining fields (seconds rounded to 0.1 as theirs are)."""
+    return {"elapsed_seconds": round(timer.elapsed(), 1),
+            "remaining_seconds": round(timer.remaining(), 1),
+            "timeout_seconds": timer.total_s, "is_paused": timer.paused,
+            "should_skip": False}
