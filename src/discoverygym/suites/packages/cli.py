@@ -67,6 +67,15 @@ def new_cmd(
 @package_app.command("summary")
 def summary_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of the packages suite.")],
+    naturebench: Annotated[Path | None, typer.Option(
+        help="Also write a NatureBench leaderboard submission into this new folder "
+             "(submission.yaml, results.csv, raw-results/) and print its figures.")] = None,
+    model: Annotated[str | None, typer.Option(help="submission.yaml model.")] = None,
+    agent: Annotated[str | None, typer.Option(help="submission.yaml agent.")] = None,
+    organization: Annotated[str | None, typer.Option(
+        help="submission.yaml organization.")] = None,
+    url: Annotated[str | None, typer.Option(help="submission.yaml url.")] = None,
+    contact: Annotated[str | None, typer.Option(help="submission.yaml contact.")] = None,
 ):
     """Print Surpass, Match, mean and median g, completion, per domain, buckets."""
     from ...run import read_records
@@ -78,6 +87,42 @@ def summary_cmd(
         console.print(f"[red]error:[/red] no packages records in {run_dir}")
         raise typer.Exit(2)
     console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {run_dir}"))
+    if naturebench is not None:
+        _write_naturebench(records, naturebench, {
+            "model": model, "agent": agent, "organization": organization, "url": url,
+            "contact": contact})
+
+
+def _write_naturebench(records: list, out: Path, fields: dict) -> None:
+    """`package summary --naturebench OUT`: the submission and its figures."""
+    from .naturebench import SubmissionError, write_submission
+
+    try:
+        figures = write_submission(records, out, {k: v for k, v in fields.items() if v})
+    except (SubmissionError, OSError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    o = figures["overall"]
+
+    def show(v: float | None, pct: bool = False) -> str:
+        return "n/a" if v is None else (f"{v:.2f}%" if pct else f"{v:.6f}")
+
+    console.print(f"NatureBench figures ({figures['metric_version']}, "
+                  f"{o['task_count']} tasks): SR {show(o['score_rate'], True)}, "
+                  f"CR {show(o['completion_rate'], True)}, "
+                  f"Match-SOTA {show(o['match_sota'], True)}, "
+                  f"Surpass-SOTA {show(o['surpass_sota'], True)}, "
+                  f"mean g (all) {show(o['mean_g_all'])}, "
+                  f"median g (all) {show(o['median_g_all'])}, "
+                  f"median g (valid) {show(o['median_g_valid'])}")
+    for domain, d in figures["domains"].items():
+        console.print(f"  {escape(domain)}: {d['task_count']} tasks, SR "
+                      f"{show(d['score_rate'], True)}, CR {show(d['completion_rate'], True)}, "
+                      f"mean g (all) {show(d['mean_g_all'])}, median g (valid) "
+                      f"{show(d['median_g_valid'])}")
+    console.print(f"submission: {out} (fill in submission.yaml's url and contact; check "
+                  "with their validate_submission.py --case-metadata "
+                  f"{out / 'case_metadata.csv'})")
 
 
 @package_app.command("validate")
