@@ -119,6 +119,22 @@ def _spec(name: str, description: str, properties: dict[str, Any],
                                         "required": required, "additionalProperties": False})
 
 
+def _evaluator_python(package: Package, options: dict[str, Any]) -> str | None:
+    """The evaluator's interpreter: discoverygym's (the default, "host"), or the
+    package's own environment ("package", or "naturebench-base" for theirs with their
+    base image's packages), built once and cached (environment.py)."""
+    choice = options.get("environment") or "host"
+    if choice == "host":
+        return None
+    from .environment import NAMED_ENVIRONMENTS, ensure_environment
+
+    if choice != "package" and choice not in NAMED_ENVIRONMENTS:
+        raise ValueError(f"Unknown environment {choice!r}; one of host, package, "
+                         f"{', '.join(NAMED_ENVIRONMENTS)}.")
+    env = ensure_environment(package, base=None if choice == "package" else choice)
+    return str(env.python)
+
+
 class PackageEpisode(Episode):
     def __init__(self, package: Package, *, seed: int = 0, options: dict[str, Any]) -> None:
         protocol = options.get("protocol") or "discoverygym"
@@ -139,7 +155,8 @@ class PackageEpisode(Episode):
         self._data_dir = self._tmp / "problem"
         _link_or_copy_tree(package.problem_dir, self._data_dir)
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
-                                          total_s=options.get("time_limit_s"))
+                                          total_s=options.get("time_limit_s"),
+                                          python=_evaluator_python(package, options))
         self._last_evaluation: dict[str, Any] | None = None
         # What the agent asked the file tools for (validity checks and the grader).
         self._actions: list[dict[str, Any]] = []

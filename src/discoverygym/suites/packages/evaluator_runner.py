@@ -65,9 +65,11 @@ class Evaluation:
 
 
 def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.0,
-                  memory_mb: int = 4096, split: str | None = None) -> Evaluation:
+                  memory_mb: int = 4096, split: str | None = None,
+                  python: str | os.PathLike[str] | None = None) -> Evaluation:
     """Evaluate `output_dir` with the package's evaluator and score it against SOTA (the
-    instances of one split, when given)."""
+    instances of one split, when given), under `python` (the package's own environment,
+    see environment.py; default: discoverygym's interpreter)."""
     start = time.perf_counter()
     env = {k: v for k, v in os.environ.items()
            if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")}
@@ -75,7 +77,7 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", _WRAPPER, str(package.evaluator),
+            [str(python or sys.executable), "-c", _WRAPPER, str(package.evaluator),
              str(memory_mb * 1024 * 1024), str(int(timeout_s) + 1)],
             cwd=package.evaluation_dir, env=env, capture_output=True, text=True,
             timeout=timeout_s, start_new_session=True)

@@ -138,8 +138,10 @@ class EvaluationService:
     """Evaluate an output directory against a package, keep the log and the timer."""
 
     def __init__(self, package: Package, output_dir: Path, log_path: Path, *,
-                 total_s: float | None = None, evaluator_timeout_s: float = 300.0) -> None:
+                 total_s: float | None = None, evaluator_timeout_s: float = 300.0,
+                 python: str | None = None) -> None:
         self.package = package
+        self.python = python  # the evaluator's interpreter (None: discoverygym's)
         self.output_dir = Path(output_dir)
         self.log = AttemptLog(log_path)
         self.timer = SolveTimer(total_s if total_s is not None else package.runtime_s,
@@ -191,7 +193,8 @@ class EvaluationService:
                                           if split else None)
                 try:
                     ev = run_evaluator(self.package, snapshot, split=split,
-                                       timeout_s=self.evaluator_timeout_s)
+                                       timeout_s=self.evaluator_timeout_s,
+                                       python=self.python)
                     attempt = self.log.append(ev)
                     best = self.log.best()
                     if best is not None and best.number == attempt.number:
@@ -214,7 +217,7 @@ class EvaluationService:
             snapshot = self._snapshot(output_dir or self.output_dir)
             snapshot.rename(self.final_outputs)
             return run_evaluator(self.package, self.final_outputs, split="evaluation",
-                                 timeout_s=self.evaluator_timeout_s)
+                                 timeout_s=self.evaluator_timeout_s, python=self.python)
 
     def best_score(self) -> dict[str, Any]:
         best = self.log.best()

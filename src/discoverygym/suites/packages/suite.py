@@ -26,6 +26,9 @@ class PackagesSuite(Suite):
                   "behind are evaluated at submit; an evaluation that measured nothing is not "
                   "completed) or naturebench (theirs exactly: no evaluation asked for, no "
                   "score; any evaluation that ran is a score).", str),
+        RunOption("environment", "The evaluator's Python: host (the default: "
+                  "discoverygym's), package (built from the package's environment/ with uv, "
+                  "cached) or naturebench-base (that plus NatureBench's base image).", str),
     )
 
     def _roots(self, packages: str | None = None) -> dict[str, Path]:
@@ -64,7 +67,7 @@ class PackagesSuite(Suite):
         unknown = [t for t in chosen if t not in roots]
         if unknown:
             raise UnknownName(f"Unknown package(s) {unknown}. Packages: {', '.join(roots)}.")
-        episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s", "protocol")
+        episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s", "protocol", "environment")
                            and v is not None}
         return [EpisodeSpec("packages", t, 0, episode_options) for t in chosen]
 
