@@ -47,9 +47,11 @@ def test_published_packages_pass_check_with_warnings(case):
     text = "\n".join(map(str, findings))
     assert "warning" in text
     if case == CLASSIFY:
-        assert "unreported_cohort" in text and "skipped, as NatureBench skips it" in text
+        assert "unreported_cohort: SOTA is null" in text
+        assert "skipped, as NatureBench skips it" in text
+        assert "'top-1 acc 0.99' is not read by NatureBench's rules" in text
     else:
-        assert "no licenses/ folder" in text
+        assert "no licenses/ folder" in text and "'.40' is not read" in text
 
 
 def test_check_cli_exits_0_on_warnings_and_1_on_errors(tmp_path):

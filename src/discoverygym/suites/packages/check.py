@@ -89,6 +89,7 @@ def published_format_gaps(pkg: Package, findings: list[Finding]) -> list[Finding
         if f.rule == "completeness" and f.path == "licenses":
             gap = "no licenses/ folder (NatureBench's guide does not require one)"
         elif f.rule == "sota" and some_scored and ("has no number" in f.message
+                                                    or "SOTA is null" in f.message
                                                     or "is 0, so g" in f.message):
             gap = f"{f.message}; the instance is skipped, as NatureBench skips it"
         elif f.rule == "evaluator" and no_reference and "reference submission" in f.message:
@@ -185,8 +186,8 @@ def static_findings(pkg: Package) -> list[Finding]:
                                    f"no section about '{section}'"))
     for inst in pkg.instances:
         if inst.sota is None:
-            out.append(Finding("sota", "metadata.json",
-                               f"instance {inst.name}: SOTA {inst.sota_text!r} has no number"))
+            what = "is null" if not inst.sota_text else f"{inst.sota_text!r:.200} has no number"
+            out.append(Finding("sota", "metadata.json", f"instance {inst.name}: SOTA {what}"))
         elif inst.sota == 0:
             out.append(Finding("sota", "metadata.json",
                                f"instance {inst.name}: SOTA is 0, so g is undefined"))
@@ -357,6 +358,25 @@ def dynamic_findings(pkg: Package, *, timeout_s: float = 120.0) -> list[Finding]
     return out
 
 
+def sota_reading_warnings(pkg: Package) -> list[Finding]:
+    """A SOTA string NatureBench's reader (the default here) cannot read, but which
+    holds a number ("R2 = 0.91", ".85", a Unicode minus): the entry is ignored, as
+    theirs ignores it; say so, so the author can write the number plainly."""
+    out = []
+    for inst in pkg.instances:
+        for entry in inst.sota_text:
+            value = entry.get("value")
+            if value is None or parse_sota(value, inst.direction) is not None:
+                continue
+            lenient = parse_sota(value, inst.direction, "discoverygym")
+            if lenient is not None:
+                out.append(Finding("sota", "metadata.json",
+                                   f"instance {inst.name}: SOTA {str(value)[:80]!r} is not "
+                                   "read by NatureBench's rules (ignored, as there); a "
+                                   f"lenient reading would give {lenient:g}", "warning"))
+    return out
+
+
 def check_package(root: Path, *, dynamic: bool = True,
                   require_split: bool = False) -> list[Finding]:
     """All findings for one package directory (it passes when none is an error:
@@ -374,7 +394,7 @@ def check_package(root: Path, *, dynamic: bool = True,
             findings += split_findings(pkg)
     elif require_split and not pkg.has_split:
         findings += split_findings(pkg)
-    return published_format_gaps(pkg, findings)
+    return published_format_gaps(pkg, findings) + sota_reading_warnings(pkg)
 
 
 def copy_package(src: Path, dst: Path) -> Path:
