@@ -140,3 +140,23 @@ def test_token_in_query_or_body_and_wrong_tokens_refused(tmp_path):
         assert client.post("/submissions", json={"eval_token": TOKEN}).status_code == 401
         assert service.log.count() == 2
     service.close()
+
+
+def test_numpy_scalars_scored_here_refused_there(tmp_path):
+    """Deliberately more lenient (README): an evaluator returning np.float32 is scored
+    here; their runner cannot write it as JSON and fails the evaluation."""
+    from discoverygym.suites.packages.evaluator_runner import run_evaluator
+
+    root = tmp_path / FLUX
+    shutil.copytree(PACKAGES / FLUX, root)
+    evaluator = root / "evaluation" / "evaluator.py"
+    evaluator.write_text(evaluator.read_text() + (
+        "\n_plain = main\n\ndef main():\n    import numpy as np\n"
+        "    return {k: {m: np.float32(v) if isinstance(v, float) else v\n"
+        "                for m, v in r.items()} for k, r in _plain().items()}\n"))
+    out = tmp_path / "out"
+    writer(out)(correct_outputs(FLUX))
+    ours_ev = run_evaluator(load_package(root), out)
+    assert ours_ev.ok and all(g > -1 for g in ours_ev.g.values())
+    with pytest.raises(RuntimeError, match="not JSON serializable"):
+        THEIRS.run_evaluator(root, out)
