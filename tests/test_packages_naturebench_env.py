@@ -114,3 +114,30 @@ def test_unknown_environment_option_is_refused():
     with pytest.raises(ValueError, match="Unknown environment"):
         get_suite("packages").episode(FLUX, packages=str(PACKAGES), environment="nope")
     assert json.dumps(NATUREBENCH_BASE)
+
+
+@pytest.mark.slow
+def test_the_agents_python_tool_runs_in_the_package_environment(probe_package, tmp_path,
+                                                                 monkeypatch):
+    from discoverygym.adapters.interpreter_tool import InterpreterTool
+    from discoverygym.core import get_suite
+
+    pkg, _ = probe_package
+    monkeypatch.setenv("DISCOVERYGYM_CACHE", str(tmp_path / "cache"))
+    episode = get_suite("packages").episode(FLUX, packages=str(pkg.root.parent),
+                                            environment="package")
+    tool = InterpreterTool(episode)
+    try:
+        result = tool.run("import nbprobe\nprint(nbprobe.VALUE)")
+        assert not result.is_error and result.text.strip() == "0.5", result.text
+        # as strongly isolated as the project's own interpreter (the env is readable by
+        # the sandbox's user)
+        from discoverygym.sandbox.isolation import isolation_level
+
+        assert tool.isolation == isolation_level()
+    finally:
+        tool.close()
+        episode.record()
+    plain = get_suite("packages").episode(FLUX, packages=str(pkg.root.parent))
+    assert plain.sandbox_python() is None
+    plain.record()

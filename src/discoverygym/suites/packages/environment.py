@@ -250,6 +250,8 @@ def ensure_environment(pkg: Package, *, base: str | None = None, offline: bool =
                 _run([str(building / "bin" / "python"), "-m", "pip", "install", "--quiet",
                       "--disable-pip-version-check", *(["--no-index"] if offline else []),
                       *resolved], timeout_s)
+        # mkdtemp made it private (0700): the sandboxed agent (another uid) runs it too.
+        building.chmod(0o755)
         try:
             building.rename(target)  # atomic: the cache never holds a half-built one
         except OSError:

@@ -220,6 +220,11 @@ class PackageEpisode(Episode):
         return {str(p.relative_to(source)): p.read_bytes()
                 for p in sorted(source.rglob("*")) if p.is_file() and not p.is_symlink()}
 
+    def sandbox_python(self) -> str | None:
+        """With `environment` package or naturebench-base, the agent's code runs in the
+        package's environment too, as in NatureBench's task image."""
+        return self._service.python
+
     def sandbox_dirs(self) -> dict[str, list[str]]:
         """DATA_DIR read-only and OUTPUT_DIR writable in the agent's interpreter."""
         return {"ro": [str(self._data_dir)], "rw": [str(self._output_dir)]}
