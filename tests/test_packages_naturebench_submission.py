@@ -133,6 +133,15 @@ def test_hostile_records_never_crash(tmp_path):
         write_submission(records * 2, tmp_path / "t")  # one row per case
 
 
+def test_summary_prints_their_figures_without_writing(run_dir, tmp_path):
+    result = CliRunner().invoke(app, ["package", "summary", str(run_dir)],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "NatureBench figures" in result.output and "SR 75.00%" in result.output
+    assert "median g (valid)" in result.output and "Biology" in result.output
+    assert "submission:" not in result.output
+
+
 def test_cli_errors_are_one_line(run_dir, tmp_path):
     (tmp_path / "taken").mkdir()
     result = CliRunner().invoke(app, ["package", "summary", str(run_dir), "--naturebench",

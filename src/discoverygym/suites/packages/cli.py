@@ -77,7 +77,8 @@ def summary_cmd(
     url: Annotated[str | None, typer.Option(help="submission.yaml url.")] = None,
     contact: Annotated[str | None, typer.Option(help="submission.yaml contact.")] = None,
 ):
-    """Print Surpass, Match, mean and median g, completion, per domain, buckets."""
+    """Print Surpass, Match, mean and median g, completion, per domain, buckets, and
+    NatureBench's own figures (SR, CR, median g over valid tasks, per domain)."""
     from ...run import read_records
     from .suite import PackagesSuite
 
@@ -87,18 +88,20 @@ def summary_cmd(
         console.print(f"[red]error:[/red] no packages records in {run_dir}")
         raise typer.Exit(2)
     console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {run_dir}"))
-    if naturebench is not None:
-        _write_naturebench(records, naturebench, {
-            "model": model, "agent": agent, "organization": organization, "url": url,
-            "contact": contact})
+    _naturebench_summary(records, naturebench, {
+        "model": model, "agent": agent, "organization": organization, "url": url,
+        "contact": contact})
 
 
-def _write_naturebench(records: list, out: Path, fields: dict) -> None:
-    """`package summary --naturebench OUT`: the submission and its figures."""
-    from .naturebench import SubmissionError, write_submission
+def _naturebench_summary(records: list, out: Path | None, fields: dict) -> None:
+    """NatureBench's figures for the run; with `out`, the submission written there."""
+    from .naturebench import SubmissionError, case_result, naturebench_figures, write_submission
 
     try:
-        figures = write_submission(records, out, {k: v for k, v in fields.items() if v})
+        if out is None:
+            figures = naturebench_figures([case_result(r) for r in records])
+        else:
+            figures = write_submission(records, out, {k: v for k, v in fields.items() if v})
     except (SubmissionError, OSError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from None
@@ -120,6 +123,8 @@ def _write_naturebench(records: list, out: Path, fields: dict) -> None:
                       f"{show(d['score_rate'], True)}, CR {show(d['completion_rate'], True)}, "
                       f"mean g (all) {show(d['mean_g_all'])}, median g (valid) "
                       f"{show(d['median_g_valid'])}")
+    if out is None:
+        return
     console.print(f"submission: {out} (fill in submission.yaml's url and contact; check "
                   "with their validate_submission.py --case-metadata "
                   f"{out / 'case_metadata.csv'})")
