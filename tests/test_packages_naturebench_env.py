@@ -103,9 +103,24 @@ def test_a_failed_build_leaves_nothing_and_says_why(probe_package, tmp_path):
     (pkg.root / "environment" / "requirements.txt").write_text("--index-url=http://x\n")
     with pytest.raises(EnvironmentBuildError, match="installer option"):
         ensure_environment(pkg, offline=True, root=tmp_path / "envs")
+    for local in ("../../home/project", "/etc", "pkg @ file:///etc/x"):
+        (pkg.root / "environment" / "requirements.txt").write_text(local + "\n")
+        with pytest.raises(EnvironmentBuildError, match="local path"):
+            ensure_environment(pkg, offline=True, root=tmp_path / "envs")
     (pkg.root / "environment" / "requirements.txt").write_text("x" * 400 + "\n")
     with pytest.raises(EnvironmentBuildError):
         ensure_environment(pkg, offline=True, root=tmp_path / "envs")
+    assert not (tmp_path / "envs").exists() or not any((tmp_path / "envs").iterdir())
+
+
+@pytest.mark.slow
+def test_an_install_that_fails_leaves_no_half_built_environment(probe_package, tmp_path):
+    pkg, _ = probe_package
+    (pkg.root / "environment" / "requirements.txt").write_text(
+        "no-such-distribution-nbcompat==1.0\n")
+    with pytest.raises(EnvironmentBuildError, match="failed"):
+        ensure_environment(pkg, offline=True, root=tmp_path / "envs")
+    assert list((tmp_path / "envs").iterdir()) == []
 
 
 def test_unknown_environment_option_is_refused():

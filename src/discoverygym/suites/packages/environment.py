@@ -181,6 +181,11 @@ def package_requirements(pkg: Package, base: str | None = None) -> tuple[list[st
     for r in reqs:
         if r.startswith("-"):
             raise EnvironmentBuildError(f"requirement {r[:80]!r} is an installer option")
+        # A path names a folder of this host (its setup code would run): only wheels
+        # inside environment/ are local requirements.
+        if not r.endswith(".whl") and (r.startswith((".", "/", "~")) or "file:" in r):
+            raise EnvironmentBuildError(f"requirement {r[:80]!r} is a local path; only "
+                                        "wheels in environment/ may be")
     return reqs, notes
 
 
@@ -202,8 +207,9 @@ def cache_root() -> Path:
 
 def _run(cmd: list[str], timeout_s: float) -> None:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="dg-env-build-") as cwd:  # no relative path
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
+                                  stdin=subprocess.DEVNULL, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise EnvironmentBuildError(f"{cmd[0]} timed out after {timeout_s:g} s") from None
     except OSError as exc:
