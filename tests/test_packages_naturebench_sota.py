@@ -80,3 +80,35 @@ def test_hostile_strings_are_bounded():
     assert parse_sota("1" * 100_000, HI) is None
     assert parse_sota("nan", HI) is None and parse_sota(float("inf"), HI) is None
     assert parse_sota("1e400", HI) is None
+
+
+@pytest.mark.parametrize("raw", [
+    {"site_a": {"RMSE": 0.5}, "site_b": {"RMSE": 0.9}},
+    {"site_a": {"rmse": 0.5}, "site_b": {"R-M_S E": 0.3}},            # their fuzzy names
+    {"site_a": {"metrics": {"RMSE": 0.5}}, "site_b": {"x": {"y": {"rmse": 0.4}}}},
+    {"site_a": {"RMSE": True, "inner": {"RMSE": 0.7}}, "site_b": {"RMSE": "0.4"}},
+    {"site_a": {"RMSE": None, "error": "bad"}, "site_b": 0.4},
+    {"RMSE": 0.1},                                                     # no leak across
+    {},
+])
+def test_instance_g_as_their_service_computes_it(raw):
+    """The same g per instance and the same task score as their `_compute_improvements`
+    over their own reading of the package's metadata."""
+    from discoverygym.suites.packages.evaluator_runner import score_raw
+    from discoverygym.suites.packages.package import load_package
+
+    root = Path(__file__).parent / "data" / "naturebench_packages" / "nbtest-flux-regression"
+    table, _issues = THEIRS._get_per_instance_primaries(root / "metadata.json")
+    their_g, their_score = THEIRS._compute_improvements(raw, table)
+    ours = score_raw(load_package(root), raw)
+    assert ours.g == pytest.approx(their_g) and ours.score == pytest.approx(their_score)
+
+
+def test_metric_search_is_bounded():
+    from discoverygym.suites.packages.evaluator_runner import find_metric
+
+    deep: dict = {"RMSE": 0.5}
+    for _ in range(10_000):
+        deep = {"x": deep}
+    assert find_metric(deep, "RMSE") is None  # not searched past 32 levels, no crash
+    assert find_metric({"a": {"b": {"rmse": float("inf")}}}, "RMSE") is None

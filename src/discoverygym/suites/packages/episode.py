@@ -24,7 +24,7 @@ from ...core.safe_paths import (
     write_beneath,
 )
 from . import validity
-from .evaluator_runner import Evaluation
+from .evaluator_runner import Evaluation, find_metric
 from .package import Package
 from .scoring import FAILED_G, clip_g, clipped_task_score
 from .service import BudgetExpired, EvaluationService, OutputsRefused
@@ -417,7 +417,7 @@ class PackageEpisode(Episode):
         # in which every output was missing or malformed is no submission).
         measured = [i.name for i in scored
                     if isinstance(raw.get(i.name), dict)
-                    and isinstance(raw[i.name].get(i.metric), int | float)]
+                    and find_metric(raw[i.name], i.metric) is not None]
         # `value` keeps the published g; `score` (what run summaries, the leaderboard and
         # the reports average) is g_clipped, so one wild instance cannot swamp a mean.
         g_clipped = clipped_task_score(g.values()) if g else clip_g(score)

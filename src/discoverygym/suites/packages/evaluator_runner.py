@@ -101,6 +101,38 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
     return score_raw(package, raw, duration, split=split)
 
 
+MAX_METRIC_DEPTH = 32
+
+
+def _metric_key(name: str) -> str:
+    return name.lower().replace("_", "").replace(" ", "").replace("-", "")
+
+
+def find_metric(block: Any, metric: str) -> float | None:
+    """The metric's value in one instance's result, found as NatureBench's service
+    finds it: a key equal to the metric name up to case, "_", "-" and spaces, whose
+    value is a number (not a bool), at this level first, then in nested dicts in order.
+    A non-finite value is None (a failed instance)."""
+    target = _metric_key(metric)
+
+    def search(obj: Any, depth: int) -> float | None:
+        if not isinstance(obj, dict) or depth > MAX_METRIC_DEPTH:
+            return None
+        for key, value in obj.items():
+            if _metric_key(str(key)) == target and isinstance(value, int | float) \
+                    and not isinstance(value, bool):
+                return float(value)
+        for value in obj.values():
+            if isinstance(value, dict):
+                found = search(value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    value = search(block, 0)
+    return value if value is not None and math.isfinite(value) else None
+
+
 def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0, *,
               split: str | None = None) -> Evaluation:
     """g per scored instance from an evaluator result (of one split, when given: the
@@ -114,10 +146,7 @@ def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0, *,
         if inst.sota in (None, 0.0):
             skipped.append(inst.name)
             continue
-        entry = raw.get(inst.name)
-        value = entry.get(inst.metric) if isinstance(entry, dict) else None
-        measured = float(value) if isinstance(value, int | float) and not isinstance(
-            value, bool) and math.isfinite(value) else None
-        g[inst.name] = instance_g(measured, inst.sota, inst.direction)
+        g[inst.name] = instance_g(find_metric(raw.get(inst.name), inst.metric), inst.sota,
+                                  inst.direction)
     return Evaluation(ok=True, raw=raw, g=g, score=task_score(g.values()), skipped=skipped,
                       duration_s=duration_s)
