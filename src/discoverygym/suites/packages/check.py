@@ -1,6 +1,7 @@
 """`discoverygym package check DIR`: the static and dynamic checks a package must pass.
 
-Each problem is a `Finding(rule, path, message)`; a package passes when there are none.
+Each problem is a `Finding(rule, path, message, severity)`; a package passes when none
+is an error (gaps in NatureBench's published format are warnings: `published_format_gaps`).
 Static: completeness, one primary metric and a parsable SOTA per instance, a SOTA
 better than the instance's baseline, cross-file consistency, the information firewall over `problem/`. Dynamic: the evaluator on a
 reference submission, on an empty (trivial) one and on malformed outputs."""
