@@ -30,7 +30,7 @@ def read_labels(path):
         try:
             label = int(row["label"])
         except (KeyError, TypeError, ValueError):
-            raise ValidationError("label must be 0 or 1")
+            raise ValidationError("label must be 0 or 1") from None
         if label not in (0, 1):
             raise ValidationError("label must be 0 or 1")
         out[row["id"]] = label

@@ -31,6 +31,6 @@ def main():
                            and math.isfinite(v) for v in predicted)):
             results[instance] = error_result("flux.json must list one finite number per query")
             continue
-        rmse = math.sqrt(sum((p - t) ** 2 for p, t in zip(predicted, truth)) / len(truth))
-        results[instance] = {"RMSE": rmse, "MAE": sum(abs(p - t) for p, t in zip(predicted, truth)) / len(truth)}
+        rmse = math.sqrt(sum((p - t) ** 2 for p, t in zip(predicted, truth, strict=True)) / len(truth))
+        results[instance] = {"RMSE": rmse, "MAE": sum(abs(p - t) for p, t in zip(predicted, truth, strict=True)) / len(truth)}
     return results
