@@ -95,9 +95,12 @@ def test_sota_values_and_runtime_as_naturebench_reads_them():
 
 # ---- the workspace --------------------------------------------------------------------
 def test_their_run_py_template_works_in_the_workspace(tmp_path):
-    """run.py as their README template writes it reads DATA_DIR/<instance>; our own
-    layout (DATA_DIR/data/<instance>) keeps working."""
-    ep = episode(FLUX)
+    """Under their protocol, run.py as their README template writes it reads
+    DATA_DIR/<instance>; our own layout (DATA_DIR/data/<instance>) keeps working."""
+    plain = episode(FLUX)  # discoverygym's protocol: its layout exactly as before
+    assert not (Path(plain.view().workspace()["DATA_DIR"]) / "site_a").exists()
+    plain.record()
+    ep = episode(FLUX, protocol="naturebench")
     ws = ep.view().workspace()
     data = Path(ws["DATA_DIR"])
     assert (data / "site_a" / "query.csv").read_bytes() == \

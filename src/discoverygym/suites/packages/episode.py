@@ -71,7 +71,7 @@ run.py written to NatureBench's template works unchanged. Scoring follows Nature
 never call `evaluate`, you have no score (g = -1), whatever your outputs hold."""
 
 
-def _link_or_copy_tree(src: Path, dst: Path) -> None:
+def _link_or_copy_tree(src: Path, dst: Path, *, instances_at_top: bool = False) -> None:
     def link(a: str, b: str) -> None:
         try:
             os.link(a, b)
@@ -80,11 +80,12 @@ def _link_or_copy_tree(src: Path, dst: Path) -> None:
 
     shutil.copytree(src, dst, copy_function=link)
     # NatureBench's run.py template reads DATA_DIR/<instance> (their DATA_DIR is
-    # problem/data); ours is problem/, so each instance folder of data/ also appears one
-    # level up (the same files, hard-linked), and both layouts work. A name that is
-    # already taken (README.md, data) is left as it is.
+    # problem/data); ours is problem/. Under their protocol each instance folder of
+    # data/ also appears one level up (the same files, hard-linked), so both layouts
+    # work. Only then: an export that copies DATA_DIR (Harbor) would carry it twice. A
+    # name that is already taken (README.md, data) is left as it is.
     data = dst / "data"
-    if data.is_dir() and not data.is_symlink():
+    if instances_at_top and data.is_dir() and not data.is_symlink():
         for instance in sorted(data.iterdir()):
             if instance.is_dir() and not instance.is_symlink() \
                     and not (dst / instance.name).exists():
@@ -153,7 +154,8 @@ class PackageEpisode(Episode):
         # The agent works on a private copy of problem/ (hard links where possible), so
         # no path it sees leads back to the package and its evaluation/ folder.
         self._data_dir = self._tmp / "problem"
-        _link_or_copy_tree(package.problem_dir, self._data_dir)
+        _link_or_copy_tree(package.problem_dir, self._data_dir,
+                           instances_at_top=protocol == "naturebench")
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"),
                                           python=_evaluator_python(package, options))
