@@ -38,7 +38,7 @@ HI, LO = "higher_is_better", "lower_is_better"
     (None, HI, None),
 ])
 def test_parse_sota(text, direction, expected):
-    got = parse_sota(text, direction)
+    got = parse_sota(text, direction, "discoverygym")
     assert got == (pytest.approx(expected) if expected is not None else None)
 
 

@@ -27,6 +27,9 @@ def episode_sandbox(episode: Episode, config: Any = None) -> Any:
     from ..sandbox import SandboxConfig
 
     config = config or SandboxConfig()
+    python = episode.sandbox_python()
+    if python and config.python is None:  # the task's own environment (packages)
+        config = dataclasses.replace(config, python=python)
     dirs = episode.sandbox_dirs()
     if not dirs:
         return config

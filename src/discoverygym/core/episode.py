@@ -79,6 +79,11 @@ class Episode(ABC):
         none."""
         return {}
 
+    def sandbox_python(self) -> str | None:
+        """The interpreter the agent's sandboxed `python` tool runs (e.g. a task's own
+        environment), or None for the project's own. Default: None."""
+        return None
+
     def grader_prompt(self) -> str | None:
         """Text for an optional grader model once the episode has ended (e.g. a holistic
         grade of a written solution), or None when there is nothing to grade. A grade

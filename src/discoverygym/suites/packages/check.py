@@ -1,6 +1,7 @@
 """`discoverygym package check DIR`: the static and dynamic checks a package must pass.
 
-Each problem is a `Finding(rule, path, message)`; a package passes when there are none.
+Each problem is a `Finding(rule, path, message, severity)`; a package passes when none
+is an error (gaps in NatureBench's published format are warnings: `published_format_gaps`).
 Static: completeness, one primary metric and a parsable SOTA per instance, a SOTA
 better than the instance's baseline, cross-file consistency, the information firewall over `problem/`. Dynamic: the evaluator on a
 reference submission, on an empty (trivial) one and on malformed outputs."""
@@ -60,9 +61,44 @@ class Finding:
     rule: str
     path: str
     message: str
+    #: "error" fails the package; "warning" (a gap in NatureBench's published format,
+    #: which their pipeline accepts) is reported and passes.
+    severity: str = "error"
 
     def __str__(self) -> str:
-        return f"[{self.rule}] {self.path}: {self.message}"
+        tag = self.rule if self.severity == "error" else f"{self.rule}, warning"
+        return f"[{tag}] {self.path}: {self.message}"
+
+
+def errors(findings: list[Finding]) -> list[Finding]:
+    """The findings that fail a package (warnings left out)."""
+    return [f for f in findings if f.severity == "error"]
+
+
+def published_format_gaps(pkg: Package, findings: list[Finding]) -> list[Finding]:
+    """Findings on what NatureBench's published packages legitimately lack, turned into
+    warnings: no licenses/ folder; an instance whose SOTA is null or unreadable (their
+    service skips it, and so does the scorer here) while another instance is scored;
+    and, when there is no evaluation/reference_submission/, a reference built from
+    ground_truth/ that the evaluator does not score (their ground-truth files need not
+    be named like the outputs). Everything else stays an error."""
+    no_reference = not (pkg.evaluation_dir / "reference_submission").is_dir()
+    some_scored = bool(pkg.scored_instances())
+    out = []
+    for f in findings:
+        gap = ""
+        if f.rule == "completeness" and f.path == "licenses":
+            gap = "no licenses/ folder (NatureBench's guide does not require one)"
+        elif f.rule == "sota" and some_scored and ("has no number" in f.message
+                                                    or "SOTA is null" in f.message
+                                                    or "is 0, so g" in f.message):
+            gap = f"{f.message}; the instance is skipped, as NatureBench skips it"
+        elif f.rule == "evaluator" and no_reference and "reference submission" in f.message:
+            gap = (f"{f.message} (the reference is ground_truth/, which need not use the "
+                   "output file names; add evaluation/reference_submission/ to check the "
+                   "evaluator on a correct answer)")
+        out.append(Finding(f.rule, f.path, gap, "warning") if gap else f)
+    return out
 
 
 def _text_files(root: Path) -> list[Path]:
@@ -151,8 +187,8 @@ def static_findings(pkg: Package) -> list[Finding]:
                                    f"no section about '{section}'"))
     for inst in pkg.instances:
         if inst.sota is None:
-            out.append(Finding("sota", "metadata.json",
-                               f"instance {inst.name}: SOTA {inst.sota_text!r} has no number"))
+            what = "is null" if not inst.sota_text else f"{inst.sota_text!r:.200} has no number"
+            out.append(Finding("sota", "metadata.json", f"instance {inst.name}: SOTA {what}"))
         elif inst.sota == 0:
             out.append(Finding("sota", "metadata.json",
                                f"instance {inst.name}: SOTA is 0, so g is undefined"))
@@ -323,9 +359,29 @@ def dynamic_findings(pkg: Package, *, timeout_s: float = 120.0) -> list[Finding]
     return out
 
 
+def sota_reading_warnings(pkg: Package) -> list[Finding]:
+    """A SOTA string NatureBench's reader (the default here) cannot read, but which
+    holds a number ("R2 = 0.91", ".85", a Unicode minus): the entry is ignored, as
+    theirs ignores it; say so, so the author can write the number plainly."""
+    out = []
+    for inst in pkg.instances:
+        for entry in inst.sota_text:
+            value = entry.get("value")
+            if value is None or parse_sota(value, inst.direction) is not None:
+                continue
+            lenient = parse_sota(value, inst.direction, "discoverygym")
+            if lenient is not None:
+                out.append(Finding("sota", "metadata.json",
+                                   f"instance {inst.name}: SOTA {str(value)[:80]!r} is not "
+                                   "read by NatureBench's rules (ignored, as there); a "
+                                   f"lenient reading would give {lenient:g}", "warning"))
+    return out
+
+
 def check_package(root: Path, *, dynamic: bool = True,
                   require_split: bool = False) -> list[Finding]:
-    """All findings for one package directory (empty: it passes). A package without a
+    """All findings for one package directory (it passes when none is an error:
+    see `errors`). A package without a
     development/evaluation split passes unless `require_split` (published packages
     have none; ours all do)."""
     try:
@@ -339,7 +395,7 @@ def check_package(root: Path, *, dynamic: bool = True,
             findings += split_findings(pkg)
     elif require_split and not pkg.has_split:
         findings += split_findings(pkg)
-    return findings
+    return published_format_gaps(pkg, findings) + sota_reading_warnings(pkg)
 
 
 def copy_package(src: Path, dst: Path) -> Path:

@@ -27,7 +27,7 @@ def check_cmd(
         help="The package's NatureGym record: adds the firewall derived from it.")] = None,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
-    from .check import check_package
+    from .check import check_package, errors
     from .package import find_packages
 
     roots = find_packages(directory) if directory.is_dir() else []
@@ -40,13 +40,15 @@ def check_cmd(
         findings = check_package(root, dynamic=not static_only, require_split=require_split)
         if record_check is not None and root.name == record_check[0]:
             findings += record_check[1](root)
-        if findings:
+        if errors(findings):
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
             for f in findings:
                 console.print(f"  {for_terminal(f, 2000)}")
         else:
             console.print(f"[green]ok[/green]   {root.name}")
+            for f in findings:  # warnings only
+                console.print(f"  [yellow]{for_terminal(f, 2000)}[/yellow]")
     raise typer.Exit(1 if failed else 0)
 
 
@@ -88,8 +90,18 @@ def new_cmd(
 @package_app.command("summary")
 def summary_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of the packages suite.")],
+    naturebench: Annotated[Path | None, typer.Option(
+        help="Also write a NatureBench leaderboard submission into this new folder "
+             "(submission.yaml, results.csv, raw-results/) and print its figures.")] = None,
+    model: Annotated[str | None, typer.Option(help="submission.yaml model.")] = None,
+    agent: Annotated[str | None, typer.Option(help="submission.yaml agent.")] = None,
+    organization: Annotated[str | None, typer.Option(
+        help="submission.yaml organization.")] = None,
+    url: Annotated[str | None, typer.Option(help="submission.yaml url.")] = None,
+    contact: Annotated[str | None, typer.Option(help="submission.yaml contact.")] = None,
 ):
-    """Print Surpass, Match, mean and median g, completion, per domain, buckets."""
+    """Print Surpass, Match, mean and median g, completion, per domain, buckets, and
+    NatureBench's own figures (SR, CR, median g over valid tasks, per domain)."""
     from ...run import read_records
     from .suite import PackagesSuite
 
@@ -98,8 +110,47 @@ def summary_cmd(
     if not records:
         console.print(f"[red]error:[/red] no packages records in {for_terminal(run_dir, 2000)}")
         raise typer.Exit(2)
-    console.print(aggregate_table(PackagesSuite().summarize(records),
-                                  f"packages · {for_terminal(run_dir, 2000)}"))
+    console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {for_terminal(run_dir, 2000)}"))
+    _naturebench_summary(records, naturebench, {
+        "model": model, "agent": agent, "organization": organization, "url": url,
+        "contact": contact})
+
+
+def _naturebench_summary(records: list, out: Path | None, fields: dict) -> None:
+    """NatureBench's figures for the run; with `out`, the submission written there."""
+    from .naturebench import SubmissionError, case_result, naturebench_figures, write_submission
+
+    try:
+        if out is None:
+            figures = naturebench_figures([case_result(r) for r in records])
+        else:
+            figures = write_submission(records, out, {k: v for k, v in fields.items() if v})
+    except (SubmissionError, OSError) as exc:
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
+        raise typer.Exit(1) from None
+    o = figures["overall"]
+
+    def show(v: float | None, pct: bool = False) -> str:
+        return "n/a" if v is None else (f"{v:.2f}%" if pct else f"{v:.6f}")
+
+    console.print(f"NatureBench figures ({figures['metric_version']}, "
+                  f"{o['task_count']} tasks): SR {show(o['score_rate'], True)}, "
+                  f"CR {show(o['completion_rate'], True)}, "
+                  f"Match-SOTA {show(o['match_sota'], True)}, "
+                  f"Surpass-SOTA {show(o['surpass_sota'], True)}, "
+                  f"mean g (all) {show(o['mean_g_all'])}, "
+                  f"median g (all) {show(o['median_g_all'])}, "
+                  f"median g (valid) {show(o['median_g_valid'])}")
+    for domain, d in figures["domains"].items():
+        console.print(f"  {for_terminal(domain)}: {d['task_count']} tasks, SR "
+                      f"{show(d['score_rate'], True)}, CR {show(d['completion_rate'], True)}, "
+                      f"mean g (all) {show(d['mean_g_all'])}, median g (valid) "
+                      f"{show(d['median_g_valid'])}")
+    if out is None:
+        return
+    console.print(f"submission: {for_terminal(out, 2000)} (fill in submission.yaml's url and contact; check "
+                  "with their validate_submission.py --case-metadata "
+                  f"{out / 'case_metadata.csv'})")
 
 
 @package_app.command("validate")

@@ -24,10 +24,20 @@ from ...core.safe_paths import (
     write_beneath,
 )
 from . import validity
-from .evaluator_runner import Evaluation
+from .evaluator_runner import Evaluation, find_metric
 from .package import Package
 from .scoring import FAILED_G, clip_g, clipped_task_score
 from .service import BudgetExpired, EvaluationService, OutputsRefused
+
+#: Scoring rules. "discoverygym" (the default): the outputs left behind are the answer
+#: (they are evaluated once more at `submit`, as every door of discoverygym hands in
+#: what is in OUTPUT_DIR), and an evaluation that measured no instance is no submission
+#: (not completed). "naturebench": their rules exactly: only the evaluations the agent
+#: asked for count (none: no score, g = -1), and any evaluation that ran is a score,
+#: even one where every instance failed (g = -1, scored).
+SCORING_PROTOCOLS = ("discoverygym", "naturebench")
+#: Attempts kept in a record's history (each a few numbers; raw scores are not kept).
+MAX_ATTEMPTS_KEPT = 500
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_READ_CHARS = 20_000
@@ -54,8 +64,14 @@ Feedback and score are separate. `evaluate` scores only the development datasets
 time is up), on the evaluation datasets ({evaluation}), whose scores you never see
 before: write outputs for every dataset."""
 
+NATUREBENCH_NOTE = """
 
-def _link_or_copy_tree(src: Path, dst: Path) -> None:
+Each dataset's folder is both DATA_DIR/data/<dataset> and DATA_DIR/<dataset>, so a
+run.py written to NatureBench's template works unchanged. Scoring follows NatureBench's rules: only the evaluations you ask for count. If you
+never call `evaluate`, you have no score (g = -1), whatever your outputs hold."""
+
+
+def _link_or_copy_tree(src: Path, dst: Path, *, instances_at_top: bool = False) -> None:
     def link(a: str, b: str) -> None:
         try:
             os.link(a, b)
@@ -63,6 +79,17 @@ def _link_or_copy_tree(src: Path, dst: Path) -> None:
             shutil.copy2(a, b)
 
     shutil.copytree(src, dst, copy_function=link)
+    # NatureBench's run.py template reads DATA_DIR/<instance> (their DATA_DIR is
+    # problem/data); ours is problem/. Under their protocol each instance folder of
+    # data/ also appears one level up (the same files, hard-linked), so both layouts
+    # work. Only then: an export that copies DATA_DIR (Harbor) would carry it twice. A
+    # name that is already taken (README.md, data) is left as it is.
+    data = dst / "data"
+    if instances_at_top and data.is_dir() and not data.is_symlink():
+        for instance in sorted(data.iterdir()):
+            if instance.is_dir() and not instance.is_symlink() \
+                    and not (dst / instance.name).exists():
+                shutil.copytree(instance, dst / instance.name, copy_function=link)
     # Directories read-only (no files added or removed). Files are not chmod-ed: a hard
     # link shares its mode with the package's own file; the sandbox mounts DATA_DIR
     # read-only for agent code.
@@ -93,9 +120,33 @@ def _spec(name: str, description: str, properties: dict[str, Any],
                                         "required": required, "additionalProperties": False})
 
 
+def _evaluator_python(package: Package, options: dict[str, Any]) -> str | None:
+    """The evaluator's interpreter: discoverygym's (the default, "host"), or the
+    package's own environment ("package", or "naturebench-base" for theirs with their
+    base image's packages), built once and cached (environment.py)."""
+    choice = options.get("environment") or "host"
+    if choice == "host":
+        return None
+    from .environment import NAMED_ENVIRONMENTS, ensure_environment
+
+    if choice != "package" and choice not in NAMED_ENVIRONMENTS:
+        raise ValueError(f"Unknown environment {choice!r}; one of host, package, "
+                         f"{', '.join(NAMED_ENVIRONMENTS)}.")
+    env = ensure_environment(package, base=None if choice == "package" else choice)
+    return str(env.python)
+
+
 class PackageEpisode(Episode):
     def __init__(self, package: Package, *, seed: int = 0, options: dict[str, Any]) -> None:
-        super().__init__(suite="packages", task_id=package.case_id, seed=seed, options=options)
+        protocol = options.get("protocol") or "discoverygym"
+        if protocol not in SCORING_PROTOCOLS:
+            raise ValueError(f"Unknown scoring protocol {protocol!r}; one of "
+                             f"{', '.join(SCORING_PROTOCOLS)}.")
+        # The record names the protocol only when it is not the default (older records
+        # and the default's stay as they were).
+        super().__init__(suite="packages", task_id=package.case_id, seed=seed, options=options,
+                         protocol=None if protocol == "discoverygym" else protocol)
+        self._protocol = protocol
         self._package = package
         self._tmp = Path(tempfile.mkdtemp(prefix="dg-package-"))
         self._output_dir = self._tmp / "output"
@@ -103,9 +154,11 @@ class PackageEpisode(Episode):
         # The agent works on a private copy of problem/ (hard links where possible), so
         # no path it sees leads back to the package and its evaluation/ folder.
         self._data_dir = self._tmp / "problem"
-        _link_or_copy_tree(package.problem_dir, self._data_dir)
+        _link_or_copy_tree(package.problem_dir, self._data_dir,
+                           instances_at_top=protocol == "naturebench")
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
-                                          total_s=options.get("time_limit_s"))
+                                          total_s=options.get("time_limit_s"),
+                                          python=_evaluator_python(package, options))
         self._last_evaluation: dict[str, Any] | None = None
         # What the agent asked the file tools for (validity checks and the grader).
         self._actions: list[dict[str, Any]] = []
@@ -144,6 +197,8 @@ class PackageEpisode(Episode):
             text += SPLIT_NOTE.format(
                 development=", ".join(self._package.split_names("development")),
                 evaluation=", ".join(self._package.split_names("evaluation")))
+        elif self._protocol == "naturebench":
+            text += NATUREBENCH_NOTE
         return text
 
     def workspace(self) -> dict[str, Any]:
@@ -166,6 +221,11 @@ class PackageEpisode(Episode):
         source = ref if ref.is_dir() else self._package.evaluation_dir / "ground_truth"
         return {str(p.relative_to(source)): p.read_bytes()
                 for p in sorted(source.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+    def sandbox_python(self) -> str | None:
+        """With `environment` package or naturebench-base, the agent's code runs in the
+        package's environment too, as in NatureBench's task image."""
+        return self._service.python
 
     def sandbox_dirs(self) -> dict[str, list[str]]:
         """DATA_DIR read-only and OUTPUT_DIR writable in the agent's interpreter."""
@@ -286,6 +346,8 @@ class PackageEpisode(Episode):
             except OutputsRefused as exc:
                 self._refusals.append(str(exc)[:500])
                 self._final_error = str(exc)[:500]
+        elif self._protocol == "naturebench":
+            pass  # their rule: no evaluation asked for, no score
         elif self._service.timer.remaining() > 0:
             try:
                 self._last_evaluation = self._evaluate_outputs()
@@ -327,6 +389,11 @@ class PackageEpisode(Episode):
         details["validity"] = {"findings": [f.to_dict() for f in findings],
                                "outputs": validity.summarize_outputs(outputs)}
         details["actions"] = self._actions
+        details["attempt_history"] = [
+            {"attempt": a.number, "ok": a.ok, "aggregate_g": a.score if a.ok else None,
+             "instance_g": a.g if a.ok else None,
+             "error": a.error[:300] if a.error else None, "duration_s": a.duration_s}
+            for a in attempts[:MAX_ATTEMPTS_KEPT]]
         if split:
             if best is not None:
                 details.update(best_development_attempt=best.number,
@@ -352,15 +419,17 @@ class PackageEpisode(Episode):
         # in which every output was missing or malformed is no submission).
         measured = [i.name for i in scored
                     if isinstance(raw.get(i.name), dict)
-                    and isinstance(raw[i.name].get(i.metric), int | float)]
+                    and find_metric(raw[i.name], i.metric) is not None]
         # `value` keeps the published g; `score` (what run summaries, the leaderboard and
         # the reports average) is g_clipped, so one wild instance cannot swamp a mean.
         g_clipped = clipped_task_score(g.values()) if g else clip_g(score)
-        details.update(completed=bool(measured), instance_g=g, raw_scores=raw,
+        # NatureBench: an evaluation that ran is a score, even if nothing was measured.
+        completed = bool(measured) or self._protocol == "naturebench"
+        details.update(completed=completed, instance_g=g, raw_scores=raw,
                        instance_g_clipped={k: clip_g(v) for k, v in g.items()},
                        g_clipped=g_clipped, surpass=score > 0.1)
         error = None
-        if not measured:
+        if not completed:
             reasons = sorted({str(v.get("error")) for v in raw.values()
                               if isinstance(v, dict) and v.get("error")})
             error = "no instance was measured" + (f": {'; '.join(reasons)[:300]}"

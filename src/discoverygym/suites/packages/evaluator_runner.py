@@ -65,9 +65,11 @@ class Evaluation:
 
 
 def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.0,
-                  memory_mb: int = 4096, split: str | None = None) -> Evaluation:
+                  memory_mb: int = 4096, split: str | None = None,
+                  python: str | os.PathLike[str] | None = None) -> Evaluation:
     """Evaluate `output_dir` with the package's evaluator and score it against SOTA (the
-    instances of one split, when given)."""
+    instances of one split, when given), under `python` (the package's own environment,
+    see environment.py; default: discoverygym's interpreter)."""
     start = time.perf_counter()
     env = {k: v for k, v in os.environ.items()
            if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")}
@@ -75,7 +77,7 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", _WRAPPER, str(package.evaluator),
+            [str(python or sys.executable), "-c", _WRAPPER, str(package.evaluator),
              str(memory_mb * 1024 * 1024), str(int(timeout_s) + 1)],
             cwd=package.evaluation_dir, env=env, capture_output=True, text=True,
             timeout=timeout_s, start_new_session=True)
@@ -99,6 +101,38 @@ def run_evaluator(package: Package, output_dir: Path, *, timeout_s: float = 300.
     return score_raw(package, raw, duration, split=split)
 
 
+MAX_METRIC_DEPTH = 32
+
+
+def _metric_key(name: str) -> str:
+    return name.lower().replace("_", "").replace(" ", "").replace("-", "")
+
+
+def find_metric(block: Any, metric: str) -> float | None:
+    """The metric's value in one instance's result, found as NatureBench's service
+    finds it: a key equal to the metric name up to case, "_", "-" and spaces, whose
+    value is a number (not a bool), at this level first, then in nested dicts in order.
+    A non-finite value is None (a failed instance)."""
+    target = _metric_key(metric)
+
+    def search(obj: Any, depth: int) -> float | None:
+        if not isinstance(obj, dict) or depth > MAX_METRIC_DEPTH:
+            return None
+        for key, value in obj.items():
+            if _metric_key(str(key)) == target and isinstance(value, int | float) \
+                    and not isinstance(value, bool):
+                return float(value)
+        for value in obj.values():
+            if isinstance(value, dict):
+                found = search(value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    value = search(block, 0)
+    return value if value is not None and math.isfinite(value) else None
+
+
 def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0, *,
               split: str | None = None) -> Evaluation:
     """g per scored instance from an evaluator result (of one split, when given: the
@@ -112,10 +146,7 @@ def score_raw(package: Package, raw: dict[str, Any], duration_s: float = 0.0, *,
         if inst.sota in (None, 0.0):
             skipped.append(inst.name)
             continue
-        entry = raw.get(inst.name)
-        value = entry.get(inst.metric) if isinstance(entry, dict) else None
-        measured = float(value) if isinstance(value, int | float) and not isinstance(
-            value, bool) and math.isfinite(value) else None
-        g[inst.name] = instance_g(measured, inst.sota, inst.direction)
+        g[inst.name] = instance_g(find_metric(raw.get(inst.name), inst.metric), inst.sota,
+                                  inst.direction)
     return Evaluation(ok=True, raw=raw, g=g, score=task_score(g.values()), skipped=skipped,
                       duration_s=duration_s)

@@ -22,6 +22,10 @@ TOPOLOGIES = ("strict_single_step", "serial_pipeline", "multi_task_parallel",
               "pretrain_finetune")
 
 
+#: NatureBench's reference per-task solve budget (their SUBMISSION_SPEC timeout_seconds).
+NATUREBENCH_SOLVE_S = 14_400.0
+
+
 class PackageError(ValueError):
     """A package breaks a rule of the layout; the message names the file and the rule."""
 
@@ -73,9 +77,13 @@ class Package:
     @property
     def runtime_s(self) -> float:
         """The solve budget from compute_resource_requirements.runtime (seconds; strings
-        such as "2h", "30 min" accepted), default one hour."""
-        return parse_runtime_s(self.metadata.get("compute_resource_requirements", {})
-                               .get("runtime"))
+        such as "2h", "30 min" accepted), default one hour. NatureBench's form
+        {"severity", "quantity_text"} describes the paper's method, not a budget: such a
+        package gets NatureBench's reference solve time (14,400 s for every task)."""
+        runtime = (self.metadata.get("compute_resource_requirements") or {}).get("runtime")
+        if isinstance(runtime, dict):
+            return NATUREBENCH_SOLVE_S
+        return parse_runtime_s(runtime)
 
     def scored_instances(self, split: str | None = None) -> list[Instance]:
         """Instances with a usable SOTA (of one split, when given)."""
@@ -141,9 +149,14 @@ def _instances(meta: dict[str, Any], path: Path) -> list[Instance]:
             raise PackageError(f"{where} ({name}): metric_direction {direction!r} must be one "
                                f"of {DIRECTIONS}")
         sota_entries = m.get("sota_score")
-        if isinstance(sota_entries, dict):
-            sota_entries = [sota_entries]
-        if not isinstance(sota_entries, list) or not sota_entries:
+        if isinstance(sota_entries, dict | str | int | float) and not isinstance(
+                sota_entries, bool):
+            sota_entries = [sota_entries]  # NatureBench also takes one entry or a bare value
+        if sota_entries is None:
+            # NatureBench skips such an instance ("leave the value as null"); so does the
+            # scorer here (sota None), and `package check` warns.
+            sota_entries = []
+        elif not isinstance(sota_entries, list) or not sota_entries:
             raise PackageError(f"{where} ({name}): primary metric {m.get('name')!r} has no "
                                "sota_score (rule: a SOTA for each instance)")
         split = entry.get("split")
@@ -151,7 +164,9 @@ def _instances(meta: dict[str, Any], path: Path) -> list[Instance]:
             raise PackageError(f"{where} ({name}): split {split!r} must be one of {SPLITS}")
         out.append(Instance(name=name, metric=str(m.get("name")), direction=direction,
                             unit=str(m.get("unit", "")),
-                            sota=best_sota(sota_entries, direction), sota_text=sota_entries,
+                            sota=best_sota(sota_entries, direction) if sota_entries else None,
+                            sota_text=[e if isinstance(e, dict) else {"value": e}
+                                       for e in sota_entries],
                             baseline=m.get("baseline_score"), split=split))
     splits = {i.split for i in out}
     if splits != {None} and splits != set(SPLITS):

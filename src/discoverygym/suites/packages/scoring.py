@@ -25,23 +25,81 @@ SURPASS_G = 0.1
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
-def parse_sota(text: Any, direction: str) -> float | None:
-    """The number a SOTA string stands for, or None if it has none.
+#: SOTA string readers. "naturebench" reads a string exactly as NatureBench's own
+#: evaluation service does (eval_service.py `_parse_one_score`), so a package scores
+#: against the same SOTA here and there; it is the default for that reason: a string
+#: their reader cannot read ("R2 = 0.91", ".85", "top-1 acc 76.4", a Unicode minus)
+#: skips the instance (reported by `package check`) instead of being read as another
+#: number. "discoverygym" is the older, more lenient reader (first number anywhere).
+SOTA_PARSERS = ("naturebench", "discoverygym")
+DEFAULT_SOTA_PARSER = "naturebench"
 
-    `mean=X` → X; a trailing parenthetical is dropped; a leading `~` stripped; a range
-    "A to B" or "A-B" → the better end for `direction`; a bound "< 1.6" → 1.6; "a ± b"
-    → a; otherwise the first number."""
+# NatureBench's reader, rule by rule (facts from their eval_service.py, not its code).
+_NB_NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_NB_LEADING = re.compile(_NB_NUMBER)
+_NB_RANGE = re.compile(r"^\s*~?\s*([-+]?\d+(?:\.\d+)?)\s*(?:to|-|–|—)\s*~?\s*"
+                       r"([-+]?\d+(?:\.\d+)?)\s*$")
+_NB_BOUND = re.compile(r"^[<>]=?\s*(" + _NB_NUMBER + ")")
+_NB_MEAN = re.compile(r"\bmean\s*=\s*(" + _NB_NUMBER + ")", re.IGNORECASE)
+MAX_SOTA_CHARS = 10_000  # a longer "SOTA string" is no SOTA (and no regex runs on it)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def parse_sota_naturebench(text: Any, direction: str) -> float | None:
+    """NatureBench's reading: a number as is; `mean=X` anywhere → X; the text before the
+    first "(" with a leading "~" dropped; a whole-string range "A to B" / "A-B" (each end
+    optionally "~") → B when higher is better, A when lower (the ends as written, not
+    sorted); a leading bound "< X" / ">= X" → X; "a ± b" → a; else a number at the very
+    start, or None. Unlike theirs, a non-finite value is None (no g can use it)."""
+    if text is None or isinstance(text, bool):
+        return None
+    if isinstance(text, int | float):
+        return _finite(float(text))
+    s = str(text).strip() if isinstance(text, str) else ""
+    if not s or len(s) > MAX_SOTA_CHARS:
+        return None
+    if m := _NB_MEAN.search(s):
+        return _finite(float(m.group(1)))
+    core = s.split("(")[0].strip().lstrip("~").strip()
+    if m := _NB_RANGE.match(core):
+        return _finite(float(m.group(2) if direction == "higher_is_better" else m.group(1)))
+    if m := _NB_BOUND.match(core):
+        return _finite(float(m.group(1)))
+    if "±" in core:
+        core = core.split("±", 1)[0].strip().lstrip("~").strip()
+    m = _NB_LEADING.match(core)
+    return _finite(float(m.group(0))) if m else None
+
+
+def parse_sota(text: Any, direction: str, parser: str = DEFAULT_SOTA_PARSER) -> float | None:
+    """The number a SOTA string stands for, or None if it has none, read by `parser`
+    (one of SOTA_PARSERS; see there for the default and why)."""
+    if parser == "naturebench":
+        return parse_sota_naturebench(text, direction)
+    if parser != "discoverygym":
+        raise ValueError(f"unknown SOTA parser {parser!r}; one of {SOTA_PARSERS}")
+    return _parse_sota_lenient(text, direction)
+
+
+def _parse_sota_lenient(text: Any, direction: str) -> float | None:
+    """discoverygym's lenient reading: `mean=X` → X; a trailing parenthetical is
+    dropped; a leading `~` stripped; a range "A to B" or "A-B" (ends optionally "~") →
+    the better end for `direction`; a bound "< 1.6" → 1.6; "a ± b" → a; otherwise the
+    first number anywhere. A Unicode minus (U+2212) reads as a minus."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return float(text) if math.isfinite(text) else None
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > MAX_SOTA_CHARS:
         return None
-    s = text.strip()
+    s = text.strip().replace("\u2212", "-")
     m = re.search(r"mean\s*=\s*(" + _NUMBER + ")", s)
     if m:
         return float(m.group(1))
     s = re.sub(r"\s*\([^()]*\)\s*$", "", s).strip()
     s = s.lstrip("~≈ ").strip()
-    m = re.match(r"^(" + _NUMBER + r")\s*(?:to|–|—|-)\s*(" + _NUMBER + r")", s)
+    m = re.match(r"^(" + _NUMBER + r")\s*(?:to|–|—|-)\s*~?\s*(" + _NUMBER + r")", s)
     if m:
         a, b = float(m.group(1)), float(m.group(2))
         return max(a, b) if direction == "higher_is_better" else min(a, b)
@@ -56,9 +114,15 @@ def parse_sota(text: Any, direction: str) -> float | None:
     return float(m.group(0)) if m else None
 
 
-def best_sota(entries: Sequence[dict[str, Any]], direction: str) -> float | None:
-    """The best parsable SOTA value among entries ({"value", "method"}), by direction."""
-    values = [v for v in (parse_sota(e.get("value"), direction) for e in entries) if v is not None]
+def best_sota(entries: Sequence[Any], direction: str,
+              parser: str = DEFAULT_SOTA_PARSER) -> float | None:
+    """The best parsable SOTA value among entries ({"value", "method"} dicts, or bare
+    values as NatureBench also accepts), by direction."""
+    def value(e: Any) -> Any:
+        return e.get("value") if isinstance(e, dict) else e
+
+    values = [v for v in (parse_sota(value(e), direction, parser) for e in entries)
+              if v is not None]
     if not values:
         return None
     return max(values) if direction == "higher_is_better" else min(values)

@@ -138,8 +138,10 @@ class EvaluationService:
     """Evaluate an output directory against a package, keep the log and the timer."""
 
     def __init__(self, package: Package, output_dir: Path, log_path: Path, *,
-                 total_s: float | None = None, evaluator_timeout_s: float = 300.0) -> None:
+                 total_s: float | None = None, evaluator_timeout_s: float = 300.0,
+                 python: str | None = None) -> None:
         self.package = package
+        self.python = python  # the evaluator's interpreter (None: discoverygym's)
         self.output_dir = Path(output_dir)
         self.log = AttemptLog(log_path)
         self.timer = SolveTimer(total_s if total_s is not None else package.runtime_s,
@@ -191,7 +193,8 @@ class EvaluationService:
                                           if split else None)
                 try:
                     ev = run_evaluator(self.package, snapshot, split=split,
-                                       timeout_s=self.evaluator_timeout_s)
+                                       timeout_s=self.evaluator_timeout_s,
+                                       python=self.python)
                     attempt = self.log.append(ev)
                     best = self.log.best()
                     if best is not None and best.number == attempt.number:
@@ -214,7 +217,7 @@ class EvaluationService:
             snapshot = self._snapshot(output_dir or self.output_dir)
             snapshot.rename(self.final_outputs)
             return run_evaluator(self.package, self.final_outputs, split="evaluation",
-                                 timeout_s=self.evaluator_timeout_s)
+                                 timeout_s=self.evaluator_timeout_s, python=self.python)
 
     def best_score(self) -> dict[str, Any]:
         best = self.log.best()
@@ -223,3 +226,36 @@ class EvaluationService:
     def close(self) -> None:
         self.log.set_state("elapsed_s", self.timer.elapsed())
         self.log.close()
+
+
+# ---- NatureBench's reply fields -------------------------------------------------------
+# Their agents read these names (facts from their eval_service.py); the server answers
+# them beside ours, so a NatureBench agent's calls work unchanged.
+
+def naturebench_evaluate_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """Their /evaluate fields for one of our `evaluate` results: per_instance_improvement,
+    aggregate_improvement (None when the evaluation failed), best_aggregate_improvement,
+    best_attempt."""
+    best = result.get("best_so_far")
+    return {"per_instance_improvement": result["g"] if result["ok"] else None,
+            "aggregate_improvement": result["score"] if result["ok"] else None,
+            "best_aggregate_improvement": best["score"] if best else None,
+            "best_attempt": best["attempt"] if best else None}
+
+
+def naturebench_best_fields(service: EvaluationService) -> dict[str, Any]:
+    """Their /best_score fields."""
+    best = service.log.best()
+    return {"best_attempt": best.number if best else None,
+            "best_aggregate_improvement": best.score if best else None,
+            "best_per_instance_improvement": best.g if best else {},
+            "best_raw_scores": best.raw if best else {},
+            "total_attempts": service.log.count()}
+
+
+def naturebench_time_fields(timer: SolveTimer) -> dict[str, Any]:
+    """Their /time_remaining fields (seconds rounded to 0.1 as theirs are)."""
+    return {"elapsed_seconds": round(timer.elapsed(), 1),
+            "remaining_seconds": round(timer.remaining(), 1),
+            "timeout_seconds": timer.total_s, "is_paused": timer.paused,
+            "should_skip": False}

@@ -22,6 +22,13 @@ class PackagesSuite(Suite):
         RunOption("task", "Comma-separated package ids (default: all).", str),
         RunOption("time_limit_s", "Solve time per package in seconds (default: the "
                   "package's runtime).", float),
+        RunOption("protocol", "Scoring rules: discoverygym (the default: the outputs left "
+                  "behind are evaluated at submit; an evaluation that measured nothing is not "
+                  "completed) or naturebench (theirs exactly: no evaluation asked for, no "
+                  "score; any evaluation that ran is a score).", str),
+        RunOption("environment", "The evaluator's Python: host (the default: "
+                  "discoverygym's), package (built from the package's environment/ with uv, "
+                  "cached) or naturebench-base (that plus NatureBench's base image).", str),
     )
 
     def _roots(self, packages: str | None = None) -> dict[str, Path]:
@@ -58,10 +65,15 @@ class PackagesSuite(Suite):
         roots = self._roots(options.get("packages"))
         chosen = [t.strip() for t in options["task"].split(",")] if options.get("task") else list(
             roots)
+        from .episode import SCORING_PROTOCOLS
+
+        if options.get("protocol") not in (None, *SCORING_PROTOCOLS):
+            raise UnknownName(f"Unknown scoring protocol {options['protocol']!r}. Protocols: "
+                              f"{', '.join(SCORING_PROTOCOLS)}.")
         unknown = [t for t in chosen if t not in roots]
         if unknown:
             raise UnknownName(f"Unknown package(s) {unknown}. Packages: {', '.join(roots)}.")
-        episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s")
+        episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s", "protocol", "environment")
                            and v is not None}
         return [EpisodeSpec("packages", t, 0, episode_options) for t in chosen]
 
