@@ -1,0 +1,1 @@
+"""NatureGym: building task packages from records, and generating them from simulators."""

@@ -1,0 +1,20 @@
+"""The families `discoverygym package generate` draws packages from, by name."""
+
+from __future__ import annotations
+
+from .base import Draw, Family, Metric, Reference
+from .gravity import GravityDrag, GravityForceLaw
+
+FAMILIES: dict[str, type[Family]] = {
+    f.name: f for f in (GravityForceLaw, GravityDrag)
+}
+
+
+def get_family(name: str) -> Family:
+    """The family called `name`; a ValueError names the known ones."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown family {name!r}; families: {', '.join(FAMILIES)}")
+    return FAMILIES[name]()
+
+
+__all__ = ["FAMILIES", "Draw", "Family", "Metric", "Reference", "get_family"]
