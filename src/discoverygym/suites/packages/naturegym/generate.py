@@ -144,7 +144,7 @@ def package_files(family: Family, accepted: list[Accepted], *, pid: str, index: 
                 "bound_score": {"value": _number(scores["bound"]),
                                 "method": refs["bound"].method,
                                 "notes": "privileged: " + refs["bound"].detail},
-                "reference_g": {role: round(v, 6) for role, v in g.items()},
+                "reference_g": {role: round(v, 6) + 0.0 for role, v in g.items()},
             }],
         })
     metadata = {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .base import Draw, Family, Metric, Reference
 from .gravity import GravityDrag, GravityForceLaw
+from .radial_velocity import RadialVelocityActivity
 
 FAMILIES: dict[str, type[Family]] = {
-    f.name: f for f in (GravityForceLaw, GravityDrag)
+    f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity)
 }
 
 
