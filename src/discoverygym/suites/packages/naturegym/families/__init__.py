@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from .base import Draw, Family, Metric, Reference
+from .fluid import FluidForecast
 from .gravity import GravityDrag, GravityForceLaw
 from .radial_velocity import RadialVelocityActivity
 
 FAMILIES: dict[str, type[Family]] = {
-    f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity)
+    f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
+                           FluidForecast)
 }
 
 
@@ -18,4 +20,12 @@ def get_family(name: str) -> Family:
     return FAMILIES[name]()
 
 
-__all__ = ["FAMILIES", "Draw", "Family", "Metric", "Reference", "get_family"]
+def family_for_task(task_name: str) -> Family | None:
+    """The generated family whose packages carry this task name, if any."""
+    for family in FAMILIES.values():
+        if family.task_name == task_name:
+            return family()
+    return None
+
+
+__all__ = ["FAMILIES", "Draw", "Family", "Metric", "Reference", "family_for_task", "get_family"]

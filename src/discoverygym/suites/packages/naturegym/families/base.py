@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,15 @@ class Family:
     def draw(self, rng: np.random.Generator) -> Draw:
         raise NotImplementedError
 
+    def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        """The baseline reference run by an agent on one instance's data folder: the
+        output files it writes (for the scripted `baseline` agent)."""
+        raise NotImplementedError
+
+    def constant_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        """A well-formed answer that measures nothing (for the `constant` agent)."""
+        raise NotImplementedError
+
 
 def csv_bytes(header: list[str], columns: list[np.ndarray], fmt: str = "{:.9e}") -> bytes:
     """A CSV table with fixed float formatting (byte-for-byte reproducible)."""
@@ -82,3 +92,10 @@ def npy_bytes(array: np.ndarray) -> bytes:
 
 def rms(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(np.mean((np.asarray(a, float) - np.asarray(b, float)) ** 2)))
+
+
+def read_csv_columns(path: Path) -> dict[str, np.ndarray]:
+    """A numeric CSV with a header as {column: values}."""
+    table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    header = path.read_text().splitlines()[0].split(",")
+    return {name: table[:, k] for k, name in enumerate(header)}

@@ -16,6 +16,8 @@ the held-out noisy observations, so the metric has a floor: the noise level.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .....physics.orbit_fit import (
@@ -24,7 +26,7 @@ from .....physics.orbit_fit import (
     forecast_kepler,
     relative_orbit,
 )
-from .base import Draw, Family, Metric, Reference, csv_bytes, rms
+from .base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
 
 N_OBSERVED = 120
 N_QUERY = 40
@@ -116,6 +118,19 @@ class _Binary(Family):
 
     def law(self, rng: np.random.Generator, period_days: float) -> dict[str, float]:
         raise NotImplementedError
+
+    def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        obs = read_csv_columns(data_dir / "observations.csv")
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        positions = np.column_stack([obs["x_au"], obs["y_au"]])
+        forecast = forecast_kepler(fit_kepler(obs["time_days"], positions, secular=False),
+                                   t_query)
+        return {"forecast.csv": csv_bytes(HEADER, [t_query, forecast[:, 0], forecast[:, 1]])}
+
+    def constant_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        zero = np.zeros_like(t_query)
+        return {"forecast.csv": csv_bytes(HEADER, [t_query, zero, zero])}
 
     def draw(self, rng: np.random.Generator) -> Draw:
         a_au = rng.uniform(0.5, 2.0)

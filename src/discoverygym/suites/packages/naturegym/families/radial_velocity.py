@@ -12,6 +12,8 @@ has a floor (the 1 m/s noise).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .....physics.rv_activity import (
@@ -22,7 +24,7 @@ from .....physics.rv_activity import (
     keplerian_rv,
     sample_activity,
 )
-from .base import Draw, Family, Metric, Reference, csv_bytes, rms
+from .base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
 
 N_EPOCHS = 120
 SPAN_DAYS = 150.0
@@ -147,3 +149,15 @@ class RadialVelocityActivity(Family):
             scores={"baseline": rms(baseline, noisy[test]), "sota": rms(sota, noisy[test]),
                     "bound": rms(clean[test], noisy[test])},
             floor=ERROR_MS)
+
+    def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        data = read_csv_columns(data_dir / "rv.csv")
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        predict = fit_keplerian(data["time_days"], data["rv_ms"], data["err_ms"])
+        return {"forecast.csv": csv_bytes(["time_days", "rv_ms"],
+                                          [t_query, predict(t_query)], "{:.5f}")}
+
+    def constant_outputs(self, data_dir: Path) -> dict[str, bytes]:
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        return {"forecast.csv": csv_bytes(["time_days", "rv_ms"],
+                                          [t_query, np.zeros_like(t_query)], "{:.5f}")}
