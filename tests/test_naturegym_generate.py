@@ -236,3 +236,22 @@ def test_other_families_generate_and_regenerate_byte_for_byte(family, tmp_path):
                              ["value"]))
     with pytest.raises(ReleaseMismatch):
         verify_release(tmp_path / "out", new_key())
+
+
+def test_an_agent_in_a_generated_package_reaches_no_hidden_file(keyed_release):
+    """The attack through the agent's own tools: list everything it can see, try the
+    hidden files by relative and absolute path, and look for any hidden value."""
+    from discoverygym.suites.packages.suite import PackagesSuite
+
+    out, _ = keyed_release
+    pid = json.loads((out / "release.json").read_text())["packages"][0]["id"]
+    episode = PackagesSuite().episode(pid, packages=str(out))
+    listing = episode.call("list_files", {"path": "data:"}).text
+    assert "hidden" not in listing and "ground_truth" not in listing
+    assert "metadata" not in listing
+    for path in ("data:../evaluation/hidden.json", "data:../metadata.json",
+                 f"data:{out / pid / 'evaluation/hidden.json'}",
+                 "data:../../release.json"):
+        result = episode.call("read_file", {"path": path})
+        assert result.is_error, path
+    assert pid not in json.dumps(episode.workspace(), default=str)
