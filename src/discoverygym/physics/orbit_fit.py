@@ -6,10 +6,10 @@ The relative position r of two bodies obeys
     a = -mu r / |r|^(3 + alpha) - v / tau
 
 (alpha = 0 and tau = inf: Newton). `relative_orbit` integrates it with DOP853;
-`fit_orbit` fits mu, the initial state and optionally alpha or 1/tau to observed
-positions by nonlinear least squares, the maximum-likelihood estimate for Gaussian
-position noise. Units are whatever the caller uses consistently (the NatureGym gravity
-families use au and days)."""
+`fit_kepler` fits a Keplerian ellipse, fixed or with secular element rates, to
+observed positions by nonlinear least squares (the maximum-likelihood estimate for
+Gaussian position noise), and `forecast_kepler` propagates it. Units are whatever
+the caller uses consistently (the NatureGym gravity families use au and days)."""
 
 from __future__ import annotations
 
