@@ -284,19 +284,13 @@ def test_binary_ground_truth_leaks(tmp_path):
 
 
 def test_the_frozen_gravity_sota_reruns_and_beats_the_baseline():
-    """Rerun the frozen SOTA method of gravity-force-law (tools/package_sota.py) on the
+    """Rerun the frozen SOTA method of gravity-force-law (naturegym/frozen_sota.py) on the
     shipped evaluation data: it recovers alpha to the recorded SOTA error, far below
     the baseline's, against the truth the builder's separate integration used."""
-    import sys
-
     import numpy as np
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    try:
-        from package_sota import fit_force_law_orbit
-    finally:
-        sys.path.pop(0)
     from discoverygym.suites.packages.baselines.solvers import force_law_alpha
+    from discoverygym.suites.packages.naturegym.frozen_sota import fit_force_law_orbit
     from discoverygym.suites.packages.package import load_package
 
     root = CATALOG / "gravity-force-law"

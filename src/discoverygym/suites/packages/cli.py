@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from .report import aggregate_table
 
-package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, serve, "
+package_app = typer.Typer(help="Task packages (NatureBench layout): build, check, new, serve, "
                           "summary, validate.",
                           no_args_is_help=True)
 console = Console()
@@ -23,6 +23,8 @@ def check_cmd(
     static_only: Annotated[bool, typer.Option(help="Skip running the evaluator.")] = False,
     require_split: Annotated[bool, typer.Option(
         help="Fail a package without a development/evaluation split.")] = False,
+    record: Annotated[Path | None, typer.Option(
+        help="The package's NatureGym record: adds the firewall derived from it.")] = None,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
     from .check import check_package
@@ -32,9 +34,12 @@ def check_cmd(
     if not roots:
         console.print(f"[red]error:[/red] no package (metadata.json) under {directory}")
         raise typer.Exit(2)
+    record_check = _record_firewall(record, roots) if record is not None else None
     failed = 0
     for root in roots:
         findings = check_package(root, dynamic=not static_only, require_split=require_split)
+        if record_check is not None and root.name == record_check[0]:
+            findings += record_check[1](root)
         if findings:
             failed += 1
             console.print(f"[red]FAIL[/red] {root.name}")
@@ -43,6 +48,24 @@ def check_cmd(
         else:
             console.print(f"[green]ok[/green]   {root.name}")
     raise typer.Exit(1 if failed else 0)
+
+
+def _record_firewall(record_path: Path, roots: list[Path]):
+    """(package name, root -> findings) for `package check --record`; a bad record or one
+    that names none of the packages is a one-line error."""
+    from .naturegym.firewall import record_firewall_findings
+    from .naturegym.record import RecordError, load_record
+
+    try:
+        record = load_record(record_path)
+    except RecordError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    if record.id not in {r.name for r in roots}:
+        console.print(f"[red]error:[/red] the record is for {escape(record.id)!r}, which is not "
+                      "among the packages checked")
+        raise typer.Exit(2)
+    return record.id, lambda root: record_firewall_findings(record, root)
 
 
 @package_app.command("new")
@@ -125,6 +148,45 @@ def serve_cmd(
     service = EvaluationService(load_package(package), output_dir, log)
     console.print(f"token: {token}")
     uvicorn.run(create_app(service, token), host="127.0.0.1", port=port, log_level="info")
+
+
+@package_app.command("build")
+def build_cmd(
+    record: Annotated[Path, typer.Argument(help="A NatureGym record (naturegym-record/1 JSON).")],
+    work: Annotated[Path, typer.Option(help="Work folder: one subfolder per stage; reruns "
+                                            "resume there.")],
+    review_model: Annotated[str | None, typer.Option(
+        help="Inspect model for the optional review, e.g. openai/gpt-4o.")] = None,
+    review_timeout_s: Annotated[float, typer.Option(help="Seconds for the review.")] = 120.0,
+    force: Annotated[bool, typer.Option(help="Rerun every stage.")] = False,
+):
+    """Build a task package from a record through gated stages (intake, filter, acquire,
+    split, assemble, calibrate, review, seal); exits 1 when a gate fails."""
+    from .naturegym.build import BuildBusy, build
+    from .naturegym.record import RecordError
+    from .validity import inspect_grader
+
+    try:
+        reviewer = inspect_grader(review_model) if review_model else None
+        result = build(record, work, reviewer=reviewer, reviewer_name=review_model,
+                       review_timeout_s=review_timeout_s, force=force)
+    except (RecordError, BuildBusy, OSError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    except Exception as exc:  # noqa: BLE001 - e.g. an unknown review model: one line
+        console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {exc}'[:300])}")
+        raise typer.Exit(1) from exc
+    for stage in result.stages:
+        state = "ran" if stage.ran else "skipped"
+        mark = "[green]ok[/green]  " if stage.passed else "[red]FAIL[/red]"
+        console.print(f"{mark} {stage.name:<10} {state}")
+        for f in stage.findings:
+            line = "[{rule}] {path}: {message}".format(**f)
+            console.print(f"     {escape(line)}")
+    if not result.passed:
+        console.print(f"[red]stopped at {result.failed_stage}[/red]; fix the record and rerun")
+        raise typer.Exit(1)
+    console.print(f"sealed: {result.package}")
 
 
 # ---- NatureGym generation (gymgen) -----------------------------------------------------
