@@ -255,3 +255,22 @@ def test_an_agent_in_a_generated_package_reaches_no_hidden_file(keyed_release):
         result = episode.call("read_file", {"path": path})
         assert result.is_error, path
     assert pid not in json.dumps(episode.workspace(), default=str)
+
+
+def test_generation_goes_through_the_record_firewall_of_package_build(monkeypatch,
+                                                                        tmp_path):
+    """A leak the text gate does not see (a hidden value, rounded, in a data column
+    named after it) is stopped by `package build`'s record-derived firewall."""
+    family_type = type(get_family(FAST))
+    real_draw = family_type.draw
+
+    def leaky(self, rng):
+        draw = real_draw(self, rng)
+        draw.data["extra.csv"] = f"time_days,alpha\n0,{draw.hidden['alpha']:.4f}\n".encode()
+        return draw
+
+    monkeypatch.setattr(family_type, "draw", leaky)
+    package = gen.build_package(family_type(), new_key(), 0, mode="keyed", seed=None)
+    assert package.record["D"]["hidden"]["case_1"]["alpha"]  # declared to the firewall
+    with pytest.raises(gen.GenerationError, match="record-firewall.*alpha"):
+        gen.generate(FAST, 1, tmp_path / "out", new_key())

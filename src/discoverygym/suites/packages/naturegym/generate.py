@@ -232,6 +232,7 @@ class GeneratedPackage:
     index: int
     digest: str
     files: dict[str, bytes]
+    record: dict[str, Any]
 
 
 def build_package(family: Family, key: Key, index: int, *, mode: str,
@@ -244,7 +245,8 @@ def build_package(family: Family, key: Key, index: int, *, mode: str,
     findings = gate_findings(files, hidden_strings(accepted, key, seed))
     if findings:
         raise GenerationError(f"{family.name} package {index}: " + findings[0])
-    return GeneratedPackage(pid, index, files_digest(files), files)
+    return GeneratedPackage(pid, index, files_digest(files), files,
+                            naturegym_record(family, accepted, pid=pid, index=index))
 
 
 MANIFEST = "release.json"
@@ -282,7 +284,7 @@ def generate(family_name: str, count: int, out_dir: Path, key: Key, *, mode: str
         root = out_dir / package.id
         write_files(root, package.files)
         if check:
-            findings = _check(root)
+            findings = _check(root, package.record)
             if findings:
                 shutil.rmtree(root)
                 raise GenerationError(f"{family.name} package {index} fails package check: "
@@ -295,7 +297,52 @@ def generate(family_name: str, count: int, out_dir: Path, key: Key, *, mode: str
     return data
 
 
-def _check(root: Path) -> list[str]:
+def _check(root: Path, record: dict[str, Any]) -> list[str]:
+    """The gates of a built package: `package check` (static and dynamic, with the
+    split) and the record-derived firewall of `package build`."""
     from ..check import check_package
+    from .firewall import record_firewall_findings
+    from .record import as_record
 
-    return [str(f) for f in check_package(root, dynamic=True, require_split=True)]
+    findings = [str(f) for f in check_package(root, dynamic=True, require_split=True)]
+    return findings + [str(f) for f in record_firewall_findings(as_record(record), root)]
+
+
+def naturegym_record(family: Family, accepted: list[Accepted], *, pid: str,
+                     index: int) -> dict[str, Any]:
+    """The package as a NatureGym record (naturegym-record/1), for the record-derived
+    firewall: the withheld method is the SOTA, and every hidden generator value is
+    declared (small integers such as an orbit's sense left out: they are not specific,
+    and every text holds one)."""
+    refs = family.references
+    sota = refs["sota"]
+    return {
+        "schema": "naturegym-record/1", "id": pid, "title": family.task_name,
+        "domain": {"primary_domain": "physics", "sub_domain": family.sub_domain,
+                   "domain_tags": list(family.tags)},
+        "package": {},
+        "A": {"name": sota.method, "aliases": [], "identifiers": list(family.sota_identifiers),
+              "outputs": []},
+        "D": {"instances": [{"name": a.name, "split": "development" if a.name == DEV_INSTANCE
+                             else "evaluation"} for a in accepted],
+              "prepare": "discoverygym.suites.packages.naturegym.generate:build_package",
+              "prepare_args": {"family": family.name, "index": index},
+              "hidden": {a.name: {k: float(v) for k, v in a.draw.hidden.items()
+                                  if not (float(v).is_integer() and abs(v) < 10_000)}
+                         or {"none": 1.0} for a in accepted}},
+        "M": {"name": family.metric.name, "function": family.evaluator_kind,
+              "unit": family.metric.unit, "source_description": family.metric.description,
+              "direction": family.metric.direction,
+              "output": {"file": family.output_file}},
+        "S": {a.name: {"value": _number(a.draw.scores["sota"]), "method": sota.method,
+                       "provenance": {"method": sota.detail, "run_by": GENERATOR,
+                                      "date": "at generation",
+                                      "command": "discoverygym package generate"}}
+              for a in accepted},
+        "B": {a.name: {"value": _number(a.draw.scores["baseline"]),
+                       "method": refs["baseline"].method} for a in accepted},
+        "prose": {part: "" for part in ("heading", "problem", "objective", "dataset",
+                                        "metrics", "output_format", "submission",
+                                        "data_description")},
+        "source": {"title": sota.detail},
+    }

@@ -60,6 +60,8 @@ class Family:
     readme: str = ""
     data_description: str = ""
     output_file: str = ""
+    #: the SOTA's code identifiers, kept out of problem/ by the record firewall
+    sota_identifiers: tuple[str, ...] = ()
     #: evaluation instances per package (one development instance comes with them)
     evaluation_instances: int = 2
 

@@ -118,6 +118,7 @@ class FluidForecast(Family):
     metric = Metric("relative_l2_error", "",
                     "||forecast - truth||_2 / ||truth||_2 over both forecast times and all "
                     "grid points, the truth a held-out noisy field")
+    sota_identifiers = ("simulate_from",)
     evaluator_kind = "field_forecast"
     evaluator_config = {"file": "forecast.npy", "metric": "relative_l2_error"}
     output_file = "forecast.npy"

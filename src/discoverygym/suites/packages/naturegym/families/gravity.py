@@ -90,6 +90,7 @@ class _Binary(Family):
     metric = Metric("rms_error_au", "au",
                     "RMS over both coordinates and every query time of forecast minus the "
                     "held-out noisy observation")
+    sota_identifiers = ("fit_kepler", "forecast_kepler")
     evaluator_kind = "csv_forecast"
     evaluator_config = {"file": "forecast.csv", "key": "time_days",
                         "values": ["x_au", "y_au"], "metric": "rms_error_au"}

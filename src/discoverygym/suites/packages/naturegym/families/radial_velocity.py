@@ -87,6 +87,7 @@ class RadialVelocityActivity(Family):
     metric = Metric("rms_error_ms", "m/s",
                     "RMS of forecast minus the held-out noisy radial velocity over the query "
                     "epochs")
+    sota_identifiers = ("fit_keplerian_gp",)
     evaluator_kind = "csv_forecast"
     evaluator_config = {"file": "forecast.csv", "key": "time_days", "values": ["rv_ms"],
                         "metric": "rms_error_ms"}
