@@ -73,6 +73,12 @@ class Constant:
     def solve(self, view: EpisodeView) -> None:
         ws = view.workspace()
         make = CONSTANTS.get(ws["task_name"])
+        if make is None:
+            from .solvers import _generated
+
+            generated = _generated(ws["task_name"], "constant")
+            if generated is not None:
+                generated(view, Path(ws["DATA_DIR"]), list(ws["instances"]))
         if make is not None:
             for name in ws["instances"]:
                 for filename, content in make(Path(ws["DATA_DIR"]) / "data" / name).items():

@@ -147,12 +147,34 @@ SOLVERS: dict[str, Callable[[EpisodeView, Path, list[str]], None]] = {
 }
 
 
+def _generated(task_name: str, role: str
+               ) -> Callable[[EpisodeView, Path, list[str]], None] | None:
+    """For a NatureGym-generated package: its family's `baseline` or `constant` outputs,
+    written per instance through `write_file`."""
+    import base64
+
+    from ..naturegym.families import family_for_task
+
+    family = family_for_task(task_name)
+    if family is None:
+        return None
+    make = family.baseline_outputs if role == "baseline" else family.constant_outputs
+
+    def solve(view: EpisodeView, data: Path, instances: list[str]) -> None:
+        for name in instances:
+            for filename, content in make(data / "data" / name).items():
+                view.call("write_file", {"path": f"{name}/{filename}", "encoding": "base64",
+                                         "content": base64.b64encode(content).decode()})
+
+    return solve
+
+
 class Baseline:
     """The classical method of each shipped package."""
 
     def solve(self, view: EpisodeView) -> None:
         ws = view.workspace()
-        solver = SOLVERS.get(ws["task_name"])
+        solver = SOLVERS.get(ws["task_name"]) or _generated(ws["task_name"], "baseline")
         if solver is not None:
             solver(view, Path(ws["DATA_DIR"]), list(ws["instances"]))
             view.call("evaluate", {})

@@ -1,0 +1,129 @@
+"""Calibration of generated packages: generate N packages per family, run
+`discoverygym calibrate packages --packages DIR` on them, and judge the figures the
+issue asks for (every package valid; truth-as-output g >= 0 on all; trivial agents
+g <= -0.5 on all; baseline g <= -0.5 on at least 90 %; bound g > 0.1 on at least
+80 %). The bound is a privileged reference run at generation on the same instance;
+its g comes from the package's metadata. `write_readme_block` puts the table between
+markers in a README, so the figures there come from this command."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from ..package import find_packages
+
+BEGIN = "<!-- naturegym:calibration:begin -->"
+END = "<!-- naturegym:calibration:end -->"
+REQUIREMENTS = {"baseline_share": 0.9, "bound_share": 0.8}
+
+
+def _records(run_dir: Path) -> dict[str, dict[str, Any]]:
+    path = run_dir / "records.jsonl"
+    out = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                out[record["task_id"]] = record
+    return out
+
+
+def _bound_g(root: Path) -> float:
+    """The package's bound g over its evaluation instances (mean, as the task score)."""
+    meta = json.loads((root / "metadata.json").read_text())
+    values = [e["metrics"][0]["reference_g"]["bound"] for e in meta["performance_entries"]
+              if e.get("split") == "evaluation"]
+    return statistics.fmean(values)
+
+
+def family_figures(packages_dir: Path, runs_dir: Path, verdicts: dict[str, str]
+                   ) -> dict[str, Any]:
+    """The issue's figures for one family's calibrated folder."""
+    roots = find_packages(packages_dir)
+    by_agent = {agent: _records(runs_dir / agent)
+                for agent in ("oracle", "baseline", "empty-outputs", "constant")}
+
+    def g(agent: str, task: str) -> float:
+        record = by_agent[agent].get(task) or {}
+        value = record.get("value")
+        return float(value) if isinstance(value, int | float) else -1.0
+
+    tasks = [r.name for r in roots]
+    n = len(tasks)
+    return {
+        "packages": n,
+        "valid": sum(verdicts.get(t) == "valid" for t in tasks),
+        "truth_g_ge_0": sum(g("oracle", t) >= 0 for t in tasks),
+        "trivial_g_le_-0.5": sum(all(g(a, t) <= -0.5 for a in ("empty-outputs", "constant"))
+                                 for t in tasks),
+        "baseline_g_le_-0.5": sum(g("baseline", t) <= -0.5 for t in tasks),
+        "bound_g_gt_0.1": sum(_bound_g(r) > 0.1 for r in roots),
+        "median_baseline_g": statistics.median(g("baseline", t) for t in tasks),
+        "median_bound_g": statistics.median(_bound_g(r) for r in roots),
+    }
+
+
+def passes(f: dict[str, Any]) -> bool:
+    n = f["packages"]
+    return (f["valid"] == n and f["truth_g_ge_0"] == n and f["trivial_g_le_-0.5"] == n
+            and f["baseline_g_le_-0.5"] >= REQUIREMENTS["baseline_share"] * n
+            and f["bound_g_gt_0.1"] >= REQUIREMENTS["bound_share"] * n)
+
+
+def markdown(figures: dict[str, dict[str, Any]], command: str) -> str:
+    lines = [f"`{command}`", "",
+             "| family | packages | valid | truth g >= 0 | trivial g <= -0.5 | "
+             "baseline g <= -0.5 | bound g > 0.1 | median baseline g | median bound g | "
+             "generation (s) | meets the bar |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name, f in figures.items():
+        lines.append(
+            f"| {name} | {f['packages']} | {f['valid']} | {f['truth_g_ge_0']} | "
+            f"{f['trivial_g_le_-0.5']} | {f['baseline_g_le_-0.5']} | {f['bound_g_gt_0.1']} | "
+            f"{f['median_baseline_g']:.3g} | {f['median_bound_g']:.3g} | "
+            f"{f['generation_s']:.0f} | {'yes' if passes(f) else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme_block(readme: Path, block: str) -> None:
+    """Replace the text between the calibration markers of `readme` (which must hold
+    them) with `block`."""
+    text = readme.read_text()
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{readme} has no {BEGIN} ... {END} markers")
+    readme.write_text(pattern.sub(lambda _m: f"{BEGIN}\n{block}{END}", text, count=1))
+
+
+def calibrate_families(families: list[str], count: int, seed: int, work_dir: Path,
+                       workers: int = 2, log: Any = print) -> dict[str, dict[str, Any]]:
+    """Generate `count` public packages per family under work_dir/<family>, calibrate
+    them, and return the figures per family (with the generation time)."""
+    from ....calibrate import calibrate
+    from .generate import generate, public_key
+
+    out = {}
+    for name in families:
+        packages = work_dir / name / "packages"
+        timing = work_dir / name / "generation.json"
+        if not (packages / "release.json").is_file():
+            started = time.perf_counter()
+            generate(name, count, packages, public_key(seed), mode="public", seed=seed)
+            timing.write_text(json.dumps({"generation_s": time.perf_counter() - started}))
+        # a rerun reuses the packages, and reports the time their generation took
+        elapsed = float(json.loads(timing.read_text())["generation_s"]) \
+            if timing.is_file() else float("nan")
+        log(f"{name}: {count} packages generated in {elapsed:.0f} s")
+        result = calibrate("packages", seeds=[0], raw_options={"packages": str(packages)},
+                           runs_dir=work_dir / name / "runs", workers=workers, resume=True)
+        verdicts = {t.task_id: t.verdict for t in result.tasks}
+        figures = family_figures(packages, work_dir / name / "runs", verdicts)
+        figures["generation_s"] = elapsed
+        log(f"{name}: {figures}")
+        out[name] = figures
+    return out

@@ -1,0 +1,123 @@
+"""`discoverygym package verify-release DIR --key-file K`: after the evaluation window,
+regenerate every package of a release from its revealed key and compare it byte for
+byte with what was evaluated.
+
+The check, in order: the manifest is readable; the key matches the published
+commitment; every package folder holds exactly the files the generator writes, with
+the same bytes (its digest), and the manifest's digests agree. The first difference
+is reported in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ....core.keys import Key
+from .families import get_family
+from .generate import (
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    GenerationError,
+    build_package,
+    files_digest,
+    public_key,
+)
+
+MAX_MANIFEST_BYTES = 4_000_000
+MAX_PACKAGE_FILES = 10_000
+
+
+class ReleaseMismatch(ValueError):
+    """The release is not what its key regenerates (one line, for the user)."""
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = Path(directory) / MANIFEST
+    if path.is_symlink() or not path.is_file():
+        raise ReleaseMismatch(f"{path}: no release manifest")
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_MANIFEST_BYTES + 1)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ReleaseMismatch(f"{path}: too large to be a release manifest")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ReleaseMismatch(f"{path}: not valid JSON") from None
+    if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
+        raise ReleaseMismatch(f"{path}: not a {MANIFEST_SCHEMA} manifest")
+    packages = data.get("packages")
+    if not isinstance(packages, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("id"), str)
+            and isinstance(p.get("index"), int) and isinstance(p.get("digest"), str)
+            for p in packages):
+        raise ReleaseMismatch(f"{path}: the package list is malformed")
+    return data
+
+
+def _read_package(root: Path) -> dict[str, bytes]:
+    """Every regular file under a package folder; links and special files are refused."""
+    files: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                raise ReleaseMismatch(f"{path}: a link or special file in the release")
+        for name in filenames:
+            path = Path(dirpath) / name
+            files[str(path.relative_to(root))] = path.read_bytes()
+            if len(files) > MAX_PACKAGE_FILES:
+                raise ReleaseMismatch(f"{root}: more than {MAX_PACKAGE_FILES} files")
+    return files
+
+
+def verify_release(directory: Path, key: Key | None) -> dict[str, Any]:
+    """Regenerate every package of the release in `directory` and compare; returns the
+    manifest when everything matches, else raises ReleaseMismatch (one line). A public
+    release (`--seed` mode) needs no key."""
+    directory = Path(directory)
+    data = read_manifest(directory)
+    if data.get("mode") == "public":
+        seed = data.get("seed")
+        if not isinstance(seed, int):
+            raise ReleaseMismatch("the public release's manifest has no integer seed")
+        key = public_key(seed)
+    elif key is None:
+        raise ReleaseMismatch("a keyed release needs its key: --key-file K")
+    if key.commitment != data.get("key_commitment"):
+        raise ReleaseMismatch("the key does not match the release's published commitment")
+    try:
+        family = get_family(str(data.get("family")))
+    except ValueError as exc:
+        raise ReleaseMismatch(str(exc)) from None
+    if data.get("family_version") != family.version:
+        raise ReleaseMismatch(f"the release was made by {family.name} version "
+                              f"{data.get('family_version')}, this is version "
+                              f"{family.version}")
+    listed = {p["id"] for p in data["packages"]}
+    present = {p.name for p in directory.iterdir() if p.name != MANIFEST}
+    if present != listed:
+        extra = sorted(present - listed) or sorted(listed - present)
+        raise ReleaseMismatch(f"the release folder and its manifest list different packages "
+                              f"({extra[0]})")
+    for entry in data["packages"]:
+        try:
+            expected = build_package(family, key, entry["index"], mode=str(data["mode"]),
+                                     seed=data.get("seed"))
+        except GenerationError as exc:
+            raise ReleaseMismatch(str(exc)) from None
+        if expected.id != entry["id"]:
+            raise ReleaseMismatch(f"package {entry['index']}: id {entry['id']} is not what "
+                                  "the key gives")
+        if expected.digest != entry["digest"]:
+            raise ReleaseMismatch(f"{entry['id']}: the manifest's digest differs from the "
+                                  "regenerated package")
+        found = _read_package(directory / entry["id"])
+        for path in sorted(set(found) | set(expected.files)):
+            if found.get(path) != expected.files.get(path):
+                what = "missing" if path not in found else (
+                    "not generated" if path not in expected.files else "differs")
+                raise ReleaseMismatch(f"{entry['id']}/{path}: {what}")
+        assert files_digest(found) == expected.digest
+    return data

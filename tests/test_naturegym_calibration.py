@@ -1,0 +1,58 @@
+"""Calibration of generated packages (issue #24, item 6): the figures come from
+`discoverygym calibrate packages` on generated folders and go into a README between
+markers, written by the command."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from discoverygym.cli import app
+from discoverygym.suites.packages.naturegym.calibration import (
+    BEGIN,
+    END,
+    passes,
+    write_readme_block,
+)
+
+runner = CliRunner()
+
+
+def _figures(**overrides):
+    f = {"packages": 20, "valid": 20, "truth_g_ge_0": 20, "trivial_g_le_-0.5": 20,
+         "baseline_g_le_-0.5": 18, "bound_g_gt_0.1": 16}
+    return {**f, **overrides}
+
+
+def test_the_bar():
+    assert passes(_figures())
+    assert not passes(_figures(valid=19))
+    assert not passes(_figures(truth_g_ge_0=19))
+    assert not passes(_figures(**{"trivial_g_le_-0.5": 19}))
+    assert not passes(_figures(**{"baseline_g_le_-0.5": 17}))
+    assert not passes(_figures(**{"bound_g_gt_0.1": 15}))
+
+
+def test_readme_block_is_replaced_between_markers_only(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{BEGIN}\nold\n{END}\nafter\n")
+    write_readme_block(readme, "new table\n")
+    assert readme.read_text() == f"before\n{BEGIN}\nnew table\n{END}\nafter\n"
+    (tmp_path / "bare.md").write_text("no markers")
+    with pytest.raises(ValueError, match="markers"):
+        write_readme_block(tmp_path / "bare.md", "x")
+
+
+@pytest.mark.slow
+def test_calibrate_generated_end_to_end(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{BEGIN}\n{END}\n")
+    result = runner.invoke(app, ["package", "calibrate-generated", "--work-dir",
+                                 str(tmp_path / "w"), "--families", "gravity-force-law",
+                                 "--count", "1", "--workers", "1", "--readme", str(readme)])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in readme.read_text().splitlines()
+               if line.startswith("| gravity-force-law"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:7] == ["1"] * 6  # valid, truth, trivial, baseline, bound all 1 of 1
+    assert cells[-1] == "yes"
