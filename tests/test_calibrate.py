@@ -123,7 +123,7 @@ def test_a_run_directory_is_not_overwritten_without_resume(tmp_path):
             "--runs", str(tmp_path), "--quiet"]
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
-    assert again.exit_code == 2 and "--resume" in again.output
+    assert again.exit_code == 1 and "--resume" in again.output
 
 
 def test_a_trivial_agent_that_passes_is_a_leak_and_the_command_fails(tmp_path):
@@ -155,11 +155,11 @@ def test_suites_without_a_calibration_or_with_unknown_agents_are_refused(tmp_pat
     register_suite("toy-bare", "toy_suite:ToySuite")
     assert calibration_table("toy-bare") is None
     result = runner.invoke(app, ["calibrate", "toy-bare", "--runs", str(tmp_path)])
-    assert result.exit_code == 2 and "declares no CALIBRATION" in " ".join(result.output.split())
+    assert result.exit_code == 1 and "declares no CALIBRATION" in " ".join(result.output.split())
     register_agents("toy-typo", {}, calibration={"oracle": ["bisekt"]})
     register_suite("toy-typo", "toy_suite:ToySuite")
     result = runner.invoke(app, ["calibrate", "toy-typo", "--runs", str(tmp_path)])
-    assert result.exit_code == 2 and "no such agent" in " ".join(result.output.split())
+    assert result.exit_code == 1 and "no such agent" in " ".join(result.output.split())
     result = runner.invoke(app, ["calibrate", "toy", "--seeds", "x", "--runs", str(tmp_path)])
-    assert result.exit_code == 2 and "bad --seeds" in result.output
+    assert result.exit_code == 1 and "bad --seeds" in result.output
     assert "0-9" in result.output  # the accepted forms are named

@@ -313,7 +313,7 @@ def test_cli_export(tmp_path):
     assert "oracle passes 2" in result.output
     bad = CliRunner().invoke(app, ["export", "harbor", "gravity", str(tmp_path / "x"),
                                    "--no-such-option", "1"])
-    assert bad.exit_code == 2 and "no option" in bad.output
+    assert bad.exit_code == 1 and "no option" in bad.output
 
 
 def test_sidecar_writes_the_record_when_stopped_without_an_answer(exported, tmp_path):

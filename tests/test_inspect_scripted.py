@@ -232,7 +232,7 @@ def test_tpbench_holistic_grade_through_the_grader_role(tmp_path):
     refused = CliRunner().invoke(app, ["run", "tpbench", "--agent", "reference",
                                        "--grader-model", "discoverygym/grader",
                                        "--out", str(tmp_path / "x")])
-    assert refused.exit_code == 2 and "--model" in refused.output
+    assert refused.exit_code == 1 and "--model" in refused.output
 
 
 def test_grader_stand_in_reads_the_verdict():

@@ -81,7 +81,7 @@ def test_an_option_of_another_world_is_refused(tmp_path):
     result = CliRunner().invoke(app, [
         "run", "mad", "--world", "fluid", "--n-particles", "4", "--agent", "persistence",
         "--out", str(tmp_path / "x")], env={"COLUMNS": "200"})
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "--n-particles" in result.output and "fluid world" in result.output
     assert not (tmp_path / "x").exists()
 

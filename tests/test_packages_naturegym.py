@@ -431,7 +431,7 @@ def test_package_check_takes_the_record(gravity):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "system_1.alpha = 0.03" in " ".join(result.output.split())
     other = CliRunner().invoke(app, args[:-1] + [str(RECORDS / "rv-holdout-forecast.json")])
-    assert other.exit_code == 2 and "not among the packages" in other.output
+    assert other.exit_code == 1 and "not among the packages" in other.output
 
 
 @pytest.mark.parametrize("text, fragment", [

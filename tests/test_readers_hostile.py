@@ -269,10 +269,10 @@ def test_leaderboard_columns_option(ordinary_runs):
     picked = choose_columns(leaderboard([str(ordinary_runs)], keys), keys, "n,total_usd")
     assert list(picked[0]) == ["suite", "agent", "model", "n", "total_usd"]
     bad = _discoverygym("leaderboard", str(ordinary_runs), "--columns", "n,bogus")
-    assert bad.returncode == 2 and "Traceback" not in bad.stdout + bad.stderr
+    assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr
     assert "bogus" in bad.stdout and len(bad.stdout.strip().splitlines()) <= 2
     bad = _discoverygym("leaderboard", str(ordinary_runs), "--format", "xml")
-    assert bad.returncode == 2 and "Traceback" not in bad.stdout + bad.stderr
+    assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr
     assert len(bad.stdout.strip().splitlines()) == 1
 
 
@@ -305,5 +305,5 @@ def test_a_records_file_that_never_ends_is_refused_not_read(tmp_path, command):
     (device_run / "records.jsonl").symlink_to("/dev/zero")
     for run in (fifo_run, device_run):
         done = _discoverygym(*command, str(run), timeout_s=60)
-        assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr
+        assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
         assert "records.jsonl" in done.stdout

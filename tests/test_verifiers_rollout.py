@@ -236,7 +236,7 @@ def test_a_chat_server_that_does_not_stream_is_refused_up_front(chat_server, tmp
     proc = _rl(chat_server, tmp_path, ["rl", "eval", "toy", "--split", "train", "-n", "1",
                                        "--model", "no-stream"])
     output, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 2 and "does not stream" in output
+    assert proc.returncode == 1 and "does not stream" in output
     assert len(output.strip().splitlines()) == 1 and "Traceback" not in output
     assert not list(tmp_path.glob("*/traces.jsonl"))
 

@@ -102,7 +102,7 @@ def test_rl_eval_refuses_a_train_split_that_would_hold_evaluation_truths(argv, m
 
     result = CliRunner().invoke(app, ["rl", "eval", *argv, "--split", "train", "-n", "1",
                                       "--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
-    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert result.exit_code == 1 and message in " ".join(result.output.split())
     assert "Traceback" not in result.output
 
 

@@ -157,10 +157,10 @@ def run(
         specs = s.plan(**options)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     if (agent is None) == (model is None):
         console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     who = agent or model
     if dry_run:
         if agent is not None and agent not in agent_table(suite):
@@ -179,7 +179,7 @@ def run(
     if grader_model is not None:
         if model is None:
             console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
-            raise typer.Exit(2)
+            raise typer.Exit(1)
         config["grader_model"] = grader_model
     if model is not None:
         from .adapters.inspect_run import parse_model_args, run_model  # the [inspect] extra
@@ -192,13 +192,13 @@ def run(
                                resume=resume, display="none" if quiet else "rich")
         except (FileExistsError, ValueError) as exc:
             console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-            raise typer.Exit(2) from exc
+            raise typer.Exit(1) from exc
     else:
         if agent not in agent_table(suite):
             console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
                           f"{for_terminal(suite)}; agents: "
                           f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
-            raise typer.Exit(2)
+            raise typer.Exit(1)
         try:
             result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
                                   workers=workers, resume=resume, config=config,
@@ -289,7 +289,7 @@ def audit_cmd(
         outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter)
     except (UnknownName, ValueError, FileNotFoundError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     findings = [o for o in outcomes if not o.ok]
     if as_json:
         print(_json.dumps([o.to_dict() for o in outcomes], indent=1))
@@ -362,7 +362,7 @@ def calibrate_cmd(
                            executor_options={"address": address} if address else None)
     except (UnknownName, ValueError, FileExistsError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
                       "and the same --runs")
@@ -452,7 +452,7 @@ def leaderboard_cmd(
     if fmt not in FORMATS:
         console.print(f"[red]error:[/red] unknown --format {for_terminal(repr(fmt))}; choose "
                       f"{', '.join(FORMATS)}.")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
         rows = leaderboard(list(runs or []), keys)
@@ -460,7 +460,7 @@ def leaderboard_cmd(
                               default=TABLE_METRICS if fmt == "table" else METRICS)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
         return
@@ -478,7 +478,7 @@ def report_cmd(
 
     if not (run_dir / "records.jsonl").is_file():
         console.print(f"[red]error:[/red] {for_terminal(run_dir, 2000)} has no records.jsonl")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     try:
         written = write_report(run_dir, output)
     except OSError as exc:  # a read-only or missing folder for -o
@@ -515,7 +515,7 @@ def mcp_cmd(
         episode = spec.build()
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
 
 

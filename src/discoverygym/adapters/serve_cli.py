@@ -70,7 +70,7 @@ def serve_openenv(
         from .openenv_server import build_app, serve
     except ImportError as exc:
         typer.echo(f"error: {OPENENV_MISSING} ({exc})", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     try:
         if client_seeds and key_file is not None:
             raise ValueError("--key-file draws evaluation seeds; --client-seeds lets the "
@@ -84,7 +84,7 @@ def serve_openenv(
                         client_seeds=client_seeds, key=key)
     except (UnknownName, BadKey, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     draws = app.state.episode_draws
     mode = ("training: clients choose seeds" if client_seeds else
             f"evaluation: seeds drawn with {draws.key_id}")

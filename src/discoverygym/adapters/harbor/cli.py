@@ -48,7 +48,7 @@ def harbor_cmd(
                              limit=limit, key=key)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     files = sum(t.kind == "file" for t in tasks)
     passing = sum(bool(t.oracle_passed) for t in tasks)
     console.print(f"{len(tasks)} Harbor tasks in {out_dir}: {files} file tasks (oracle passes "

@@ -61,7 +61,7 @@ def eval_cmd(
         rollouts_summary.check_streaming(base_url, model, os.environ.get(api_key_var))
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     out = out or Path("outputs")
     run_dir = run_dir_name(suite)
     argv = eval_command(suite, model=model, base_url=base_url, api_key_var=api_key_var,

@@ -33,7 +33,7 @@ def check_cmd(
     roots = find_packages(directory) if directory.is_dir() else []
     if not roots:
         console.print(f"[red]error:[/red] no package (metadata.json) under {directory}")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     record_check = _record_firewall(record, roots) if record is not None else None
     failed = 0
     for root in roots:
@@ -62,11 +62,11 @@ def _record_firewall(record_path: Path, roots: list[Path]):
         record = load_record(record_path)
     except RecordError as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     if record.id not in {r.name for r in roots}:
         console.print(f"[red]error:[/red] the record is for {for_terminal(repr(record.id))}, which is not "
                       "among the packages checked")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     return record.id, lambda root: record_firewall_findings(record, root)
 
 
@@ -82,7 +82,7 @@ def new_cmd(
         root = scaffold(name, parent)
     except FileExistsError as exc:
         console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     console.print(f"created {root}; fill in the TODOs, then run "
                   f"`discoverygym package check {root}`")
 
@@ -109,7 +109,7 @@ def summary_cmd(
                if r.get("suite") == "packages"] if (run_dir / "records.jsonl").exists() else []
     if not records:
         console.print(f"[red]error:[/red] no packages records in {for_terminal(run_dir, 2000)}")
-        raise typer.Exit(2)
+        raise typer.Exit(1)
     console.print(aggregate_table(PackagesSuite().summarize(records), f"packages · {for_terminal(run_dir, 2000)}"))
     _naturebench_summary(records, naturebench, {
         "model": model, "agent": agent, "organization": organization, "url": url,
@@ -169,7 +169,7 @@ def validate_cmd(
         report = validate_run(run_dir, grader, timeout_s=timeout_s)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(1) from exc
     for v in report["verdicts"]:
         why = v.get("reason") or v.get("error") or ""
         console.print(f"{for_terminal(v['outcome']):<21} {for_terminal(v['task_id'])}  "
