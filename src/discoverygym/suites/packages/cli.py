@@ -121,8 +121,17 @@ def _naturebench_summary(records: list, out: Path | None, fields: dict) -> None:
     from .naturebench import SubmissionError, case_result, naturebench_figures, write_submission
 
     try:
-        if out is None:
-            figures = naturebench_figures([case_result(r) for r in records])
+        if out is None:  # figures only: a record NatureBench could not name is left out
+            cases, unnamed = [], 0
+            for record in records:
+                try:
+                    cases.append(case_result(record))
+                except SubmissionError:
+                    unnamed += 1
+            if unnamed:
+                console.print(f"NatureBench figures leave out {unnamed} record(s) whose task id "
+                              "is not a plain case id")
+            figures = naturebench_figures(cases)
         else:
             figures = write_submission(records, out, {k: v for k, v in fields.items() if v})
     except (SubmissionError, OSError) as exc:
