@@ -27,7 +27,9 @@ def readme_commands() -> list[str]:
     for block in re.findall(r"```bash\n(.*?)```", README.read_text(), re.S):
         joined = block.replace("\\\n", " ")
         for line in joined.splitlines():
-            line = line.split(" # ", 1)[0].strip()
+            line = line.split(" # ", 1)[0].split(" > ", 1)[0].strip()  # comment, redirect
+            # a placeholder such as <published commitment> is one word
+            line = re.sub(r"<[^<>]*>", lambda m: m.group(0).replace(" ", "-"), line)
             words = shlex.split(line) if line else []
             while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
                 words = words[1:]  # an environment assignment before the command
