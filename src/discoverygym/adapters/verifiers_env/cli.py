@@ -37,7 +37,7 @@ def eval_cmd(
     limit: Annotated[int | None, typer.Option("-n", help="Play the first N tasks.")] = None,
     rollouts: Annotated[int, typer.Option("-r", help="Rollouts per task.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Output directory of vf-eval "
-                                                  "(default: outputs).")] = None,
+                                                  "(default: runs/rl).")] = None,
     traces: Annotated[bool, typer.Option("--traces", help="Print every rollout's trace "
                                          "(JSON) as vf-eval does; they are in the run's "
                                          "traces.jsonl either way.")] = False,
@@ -62,7 +62,7 @@ def eval_cmd(
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
-    out = out or Path("outputs")
+    out = out or Path("runs") / "rl"  # beside `discoverygym run`'s runs/, not a new folder
     run_dir = run_dir_name(suite)
     argv = eval_command(suite, model=model, base_url=base_url, api_key_var=api_key_var,
                         options=options, split=split, seeds=seeds, limit=limit,
