@@ -120,6 +120,8 @@ def test_a_client_plays_an_episode_to_done_and_is_paid_the_score(url):
     with _client(url) as env:
         first = env.reset(seed=3)
         assert first.observation["text"].startswith("Find the hidden number")
+        # the prompt says this door has no interpreter or workspace (#27)
+        assert "no python interpreter" in first.observation["text"]
         assert [t["function"]["name"] for t in first.observation["tools"]] == ["probe",
                                                                                "submit"]
         assert first.observation["record"] is None and first.reward is None

@@ -118,6 +118,15 @@ class EpisodeDraws:
         return {"mode": "evaluation", "seed": "drawn by the server", "key": self.key_id}
 
 
+#: The prompt is written for agents with the sandboxed python tool; this door offers only
+#: the episode's tools, so it says what that leaves out.
+NO_INTERPRETER_NOTE = (
+    "\n\nThis connection offers the tools listed and no python interpreter: the "
+    "workspace and the variables the instructions above name (such as DataFrames) are "
+    "not available here. Each tool's result text holds the data it returns; keep what "
+    "you need.")
+
+
 class DiscoveryAction(Action):
     """One tool call: the tool's name and its arguments (a JSON object)."""
 
@@ -211,7 +220,8 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
                 suite=spec.suite, task_id=spec.task_id,
                 seed=spec.seed if self._draws.client_seeds else None,
                 options=dict(spec.options), budget_left=episode.budget_left())
-        return DiscoveryObservation(text=episode.prompt, tools=episode.tools(),
+        return DiscoveryObservation(text=episode.prompt + NO_INTERPRETER_NOTE,
+                                    tools=episode.tools(),
                                     budget_left=episode.budget_left(), reward=None)
 
     def _reset_spec(self, seed: Any, task_id: Any, options: Any) -> EpisodeSpec:
