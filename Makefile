@@ -88,8 +88,11 @@ test-rl:
 	  echo "test-rl: verifiers needs Python >= 3.11 ($(PY) is older); skipped"; exit 0; }; \
 	$(MAKE) install-rl && $(RL_VENV)/bin/python -m pytest -q $(RL_TESTS)
 
+# ruff, and the layering contracts of pyproject.toml's [tool.importlinter] (the tests
+# check them too: tests/test_import_contracts.py).
 lint: install-dev
 	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports --no-cache
 
 bench: install-dev
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
