@@ -1,5 +1,5 @@
 """The fast lane: `make test-fast` runs `pytest -m "not slow"`, and tests/conftest.py
-marks every test of the modules in SLOW_MODULES slow, so the lane leaves them out while
+marks slow every test of the modules in SLOW_MODULES and the tests named in SLOW_TESTS, so the lane leaves them out while
 `make test` (plain pytest) still runs them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import SLOW_MODULES
+from conftest import SLOW_MODULES, SLOW_TESTS
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -17,7 +17,15 @@ REPO = TESTS.parent
 
 def test_every_slow_module_exists():
     """A renamed or moved test file would silently rejoin the fast lane."""
-    missing = sorted(name for name in SLOW_MODULES if not (TESTS / name).is_file())
+    missing = sorted(name for name in SLOW_MODULES | set(SLOW_TESTS)
+                     if not (TESTS / name).is_file())
+    assert missing == []
+
+
+def test_every_slow_test_exists():
+    """A renamed test would silently rejoin the fast lane."""
+    missing = [(module, name) for module, names in SLOW_TESTS.items() for name in names
+               if not re.search(rf"^def {name}\(", (TESTS / module).read_text(), re.M)]
     assert missing == []
 
 
@@ -38,8 +46,11 @@ def test_a_listed_module_is_left_out_of_the_fast_lane_only():
     deselected by `-m "not slow"` and collected by plain pytest."""
     listed, unlisted = "tests/test_calibrate_suites.py", "tests/test_keys.py"
     assert Path(listed).name in SLOW_MODULES and Path(unlisted).name not in SLOW_MODULES
-    fast = _collect("-m", "not slow", listed, unlisted)
+    one_slow = "tests/test_packages_naturegym.py"
+    slow_name = SLOW_TESTS[Path(one_slow).name][0]
+    fast = _collect("-m", "not slow", listed, unlisted, one_slow)
     assert "test_calibrate_suites.py::" not in fast and "test_keys.py::" in fast, fast
+    assert slow_name not in fast and "test_packages_naturegym.py::" in fast, fast
     assert re.search(r"\b\d+ deselected\b", fast), fast
-    full = _collect(listed)
-    assert "test_calibrate_suites.py::" in full, full
+    full = _collect(listed, one_slow)
+    assert "test_calibrate_suites.py::" in full and slow_name in full, full
