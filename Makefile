@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-openenv test-rl install install-all install-rl install-dev system-deps harbor-venv lint bench clean
+.PHONY: demo test test-fast test-openenv test-rl install install-all install-rl install-dev system-deps harbor-venv lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -52,6 +52,12 @@ test: install-dev system-deps harbor-venv
 	$(MAKE) test-openenv
 	$(MAKE) test-rl
 
+# Between edits: the tests not marked slow (tests/conftest.py marks whole modules slow
+# in one list), in .venv as it is (no install, no side environments). `make test`
+# before a commit runs everything. README "Tests" says which to use when.
+test-fast:
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
 # The OpenEnv door in an environment of its own: openenv needs mcp<2 (through fastmcp),
 # the MCP door needs mcp 2, so [openenv] is not in [all] (docs/doors.md).
 OPENENV_VENV := .venv-openenv
@@ -82,8 +88,11 @@ test-rl:
 	  echo "test-rl: verifiers needs Python >= 3.11 ($(PY) is older); skipped"; exit 0; }; \
 	$(MAKE) install-rl && $(RL_VENV)/bin/python -m pytest -q $(RL_TESTS)
 
+# ruff, and the layering contracts of pyproject.toml's [tool.importlinter] (the tests
+# check them too: tests/test_import_contracts.py).
 lint: install-dev
 	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports --no-cache
 
 bench: install-dev
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done

@@ -14,7 +14,11 @@ annotations` they only name a type in a hint; a module may name in its hints a c
 of a module that uses it (a world and the scorer it hands itself to). Dynamic imports by
 name (`importlib.import_module` on a registry's "module:Class" strings) are not arrows
 either: they are how a registry finds plugins, and a string is not a dependency of the
-module holding it."""
+module holding it.
+
+Which layer may import which (core below everything, suites independent, ...) is not
+this file's concern: pyproject.toml's [tool.importlinter] contracts state it and
+tests/test_import_contracts.py runs `lint-imports` on them."""
 
 from __future__ import annotations
 
@@ -177,18 +181,3 @@ def test_type_checking_imports_are_not_arrows_but_their_else_branch_is(tmp_path)
     _write(tmp_path, {"pkg/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                    "    pass\nelse:\n    from .a import A\nB = 1\n")})
     assert cycles(import_graph(tmp_path, "pkg")) == [["pkg.a", "pkg.b"]]
-
-
-def test_core_and_shared_physics_import_nothing_above_them():
-    """core/ (the contract) imports only core; physics/ (what several suites share)
-    imports nothing of the package, so a suite may use it without importing another.
-    Both may read the package's version (its root `__init__`, which imports nothing)."""
-    graph = import_graph(PACKAGE_ROOT, "discoverygym")
-    assert graph["discoverygym"] == set()
-    for layer in ("discoverygym.core", "discoverygym.physics"):
-        members = [m for m in graph if m == layer or m.startswith(layer + ".")]
-        assert members
-        for module in members:
-            outside = {t for t in graph[module] if t != "discoverygym"
-                       and t != layer and not t.startswith(layer + ".")}
-            assert outside == set(), (module, outside)
