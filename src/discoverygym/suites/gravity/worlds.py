@@ -337,6 +337,10 @@ def mirror_coin(world_id: str, seed: int, stream: int = streams.GRAVITY_BOUND_TW
     return bool(rng.uniform() < 0.5)
 
 
+#: The law twin's second draw (its alpha), after the coin that picks the twin.
+_TWIN_ALPHA_DRAW = 1
+
+
 def mirrored_law(world: WorldSpec, seed: int) -> WorldSpec:
     """The world's twin under the other law: a Newtonian world gets a modified law with
     alpha = +-U[0.01, 0.05] drawn from `seed` (the procedural prior), a modified-law
@@ -347,7 +351,7 @@ def mirrored_law(world: WorldSpec, seed: int) -> WorldSpec:
         raise ValueError(f"world {world.id} has drag: its law twin is not defined")
     if world.newtonian:
         rng = np.random.default_rng([int(seed), zlib.crc32(world.id.encode()),
-                                     streams.GRAVITY_LAW_TWIN, 1])
+                                     streams.GRAVITY_LAW_TWIN, _TWIN_ALPHA_DRAW])
         low, high = MODIFIED_ALPHA
         alpha: float | None = float(rng.choice([-1.0, 1.0]) * rng.uniform(low, high))
         name = "modified"
