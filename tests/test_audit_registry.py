@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,11 +123,15 @@ def test_the_shipped_families():
 
 
 # ---- tpbench: a limit passed, not a global patched -------------------------------------------
-def test_the_tpbench_attack_passes_its_limit_instead_of_patching_compare():
+def test_the_tpbench_attack_passes_its_limit_instead_of_patching_compare(tmp_path):
     from discoverygym.suites.tpbench import attacks, compare
 
     before = compare.TIME_LIMIT_S
-    target = AuditTarget(get_suite("tpbench"))
+    # a problem whose answer is one expression, so the bomb reaches the symbolic
+    # comparison (on a tuple answer it is refused at once, before any limit)
+    scalar = Path(compare.__file__).parent / "problems" / "annulus-axis-field.yaml"
+    shutil.copy(scalar, tmp_path / scalar.name)
+    target = AuditTarget(get_suite("tpbench"), scope={"problems": str(tmp_path)})
     outcomes = attacks.verifier_attacks(target, limit_s=1.0)
     assert compare.TIME_LIMIT_S == before
     assert [o.ok for o in outcomes] == [True] * len(attacks.ANSWERS), outcomes

@@ -11,15 +11,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from .errors import ExecutorLost  # noqa: F401 - raised through here by the Ray executor
 from .job import Job
 from .lifeline import bind_to_driver
-
-
-class ExecutorLost(RuntimeError):
-    """The executor itself is gone (a Ray cluster's head or the driver's raylet died, no
-    node with CPUs came back): no further episode can run here. The runner stops, keeps
-    the records written, and the run is finished with `--resume` once the executor is
-    back. Raised instead of one failed record per remaining episode."""
 
 
 def run_serial(jobs: Sequence[Job], workers: int = 1) -> Iterator[tuple[int, Any]]:

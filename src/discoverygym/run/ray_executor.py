@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .executors import ExecutorLost
+from .errors import ExecutorLost
 from .job import Job
 
 # Retries cover lost workers/nodes (system failures); an exception inside an episode
