@@ -49,7 +49,6 @@ from .core import (
     get_suite,
 )
 from .core.escape import for_markdown, for_markdown_code
-from .core.seeds import MAX_SEEDS, parse_seeds  # noqa: F401 - the command line's --seeds
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
 MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much
@@ -139,7 +138,7 @@ def verdict(rates: dict[str, AgentRate], roles: dict[str, list[str]],
     leaking = over("trivial")
     if leaking:
         reason = f"trivial above {ceiling:.0%}: {', '.join(leaking)}"
-        n = min(rates[a].n for role in ("trivial",) for a in roles[role] if a in rates)
+        n = min(rates[a].n for a in roles["trivial"] if a in rates)
         if chance > 0 and n < FEW_EPISODES:
             # A blind guess at a yes/no question passes a single episode half the time.
             reason += (f"; only {n} episode(s) per agent: too few to tell a leak from a "
