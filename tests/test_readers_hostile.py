@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from discoverygym.core.escape import (
+    for_csv,
     for_html,
     for_markdown,
     for_markdown_code,
@@ -160,6 +161,27 @@ def test_leaderboard_markdown_has_one_row_per_group(hostile_run):
         assert line.startswith("|") and line.endswith("|")
         assert len(re.findall(r"(?<!\\)\|", line)) == n_columns + 1, line[:300]
     assert "<script>" not in output and len(output) < 100_000
+
+
+def test_a_csv_cell_never_starts_a_spreadsheet_formula(tmp_path):
+    """An agent named "=HYPERLINK(...)" is a formula when the csv opens in a spreadsheet;
+    through the leaderboard it arrives as text (a leading apostrophe), numbers untouched."""
+    formulas = ["=HYPERLINK(\"http://evil\",\"x\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
+                "\t=1+1"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "records.jsonl").write_text(
+        "".join(json.dumps(_record(agent, score=-0.5)) + "\n" for agent in formulas))
+    import csv
+    import io
+
+    from discoverygym.run.leaderboard import format_rows
+    rows = list(csv.DictReader(io.StringIO(format_rows(
+        leaderboard([str(run)], ["agent"]), "csv"))))
+    assert len(rows) == len(formulas)
+    assert all(row["agent"].startswith("'") for row in rows), rows
+    assert {row["mean_score"] for row in rows} == {"-0.5"}
+    assert for_csv(-0.5) == -0.5 and for_csv("plain") == "plain"
 
 
 @pytest.mark.slow  # a CLI in a subprocess over 20 MB of records

@@ -68,6 +68,22 @@ def strip_controls(text: str, *, keep_newlines: bool = False) -> str:
     return _CONTROL.sub("", text)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula
+# (=HYPERLINK(...), +cmd|...); a leading apostrophe makes it text (OWASP's advice).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def for_csv(value: Any) -> Any:
+    """A record's value as one csv cell opened in a spreadsheet: numbers as they are,
+    strings without escape sequences or controls (newlines kept: csv quotes them) and
+    with an apostrophe before a leading formula character, so the cell shows as text."""
+    if not isinstance(value, str):
+        return value
+    text = strip_controls(value, keep_newlines=True)
+    # some spreadsheets skip leading blanks before they look for a formula
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
+
+
 def for_terminal(value: Any, limit: int = CELL_CHARS) -> str:
     """Any value as one inert line for Rich: no escape sequences or controls, Rich
     markup escaped (so "[bold]" prints as written and "[/]" cannot crash), at most

@@ -169,12 +169,13 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     """Render rows as csv, json or markdown (the terminal table is `terminal_table`).
     Strings come from records anyone may have written: markdown cells are escaped so
     they stay one cell of one row, and csv cells lose terminal escape sequences and
-    control characters (json escapes them itself)."""
+    control characters and cannot start a spreadsheet formula (json escapes them
+    itself)."""
     import csv
     import io
     import json
 
-    from ..core.escape import for_markdown, strip_controls
+    from ..core.escape import for_csv, for_markdown
 
     if fmt == "json":
         return json.dumps(rows, indent=2, default=str)
@@ -183,8 +184,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=cols)
         writer.writeheader()
-        writer.writerows({k: strip_controls(v, keep_newlines=True) if isinstance(v, str) else v
-                          for k, v in r.items()} for r in rows)
+        writer.writerows({k: for_csv(v) for k, v in r.items()} for r in rows)
         return buf.getvalue()
     if fmt == "markdown":
         def cell(v: Any) -> str:
