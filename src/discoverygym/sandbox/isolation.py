@@ -38,7 +38,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.safe_paths import chown_tree
-from . import seal
+from . import seal, uids
 from .config import SandboxConfig
 
 LEVELS = ("bubblewrap", "unshare", "rlimits-uid", "rlimits-only")
@@ -55,7 +54,6 @@ NAMESPACE_LEVELS = frozenset({"bubblewrap", "unshare"})
 SANDBOX_HOME = "/home/agent"
 _SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
-_UID_BASE, _UID_SPAN = 200_000, 60_000
 
 _LAUNCH_SOURCE = (Path(__file__).with_name("_launch.py")).read_text()
 
@@ -220,6 +218,8 @@ class Layout:
     prefilled: bool = False
     #: Host paths denied to `uid` by an ACL entry (rlimits-uid), undone by cleanup().
     sealed: tuple[str, ...] = ()
+    #: Holds `uid` for this sandbox alone until cleanup().
+    uid_lease: uids.UidLease | None = None
 
     def prefilled_entries(self) -> list[str]:
         return sorted(os.listdir(self.home)) if self.prefilled else []
@@ -237,7 +237,8 @@ class Layout:
         tmp.mkdir()
         layout = cls(root, home, tmp, None, None)
         if drop:
-            uid = gid = layout.uid = layout.gid = _allocate_uid()
+            layout.uid_lease = _lease_uid()
+            uid = gid = layout.uid = layout.gid = layout.uid_lease.uid
             os.chmod(root, 0o711)
             for d in (home, tmp):
                 os.chown(d, uid, gid)
@@ -267,6 +268,8 @@ class Layout:
             seal.unseal(list(self.sealed), self.uid)
             self.sealed = ()
         shutil.rmtree(self.root, ignore_errors=True)
+        if self.uid_lease is not None:
+            self.uid_lease.release()  # last: the uid's entries and files are gone
 
 
 def _needed_paths(config: SandboxConfig) -> list[str]:
@@ -286,17 +289,14 @@ def _can_drop_privileges(level: str, config: SandboxConfig) -> bool:
     return os.geteuid() == 0 and level != "rlimits-only"
 
 
-_uid_lock = threading.Lock()
-_uid_counter = 0
-
-
-def _allocate_uid() -> int:
-    """A uid no one else uses, so RLIMIT_NPROC counts this sandbox alone and a
-    kill-by-uid reaches exactly its processes."""
-    global _uid_counter
-    with _uid_lock:
-        _uid_counter += 1
-        return _UID_BASE + (os.getpid() * 97 + _uid_counter) % _UID_SPAN
+def _lease_uid() -> uids.UidLease:
+    """A uid no other sandbox of this machine holds and no live process runs as, so
+    RLIMIT_NPROC counts this sandbox alone and a kill-by-uid reaches exactly its
+    processes (sandbox/uids.py)."""
+    try:
+        return uids.lease_uid(in_use=lambda uid: bool(processes_of_uid(uid)))
+    except (uids.NoUid, OSError) as exc:
+        raise SandboxUnavailable(f"no uid of its own for the sandbox: {exc}") from None
 
 
 def processes_of_uid(uid: int) -> list[int]:
