@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
+from .grid import Case, plan_episodes
 from .keys import Key
 from .limits import AgentLimits, PythonLimits
 
@@ -98,6 +99,8 @@ class Suite(ABC):
     tier_limits: dict[str, AgentLimits] = {}
     python_limits: PythonLimits = PythonLimits()
     agent_note: str = ""
+    #: The seeds a run plays each case with when `--seeds` is not given.
+    default_seeds: tuple[int, ...] = (0,)
     #: Options that are themselves seeds (a procedural world's seed): with a key they are
     #: keyed too, and records keep the public value.
     keyed_options: tuple[str, ...] = ()
@@ -116,8 +119,14 @@ class Suite(ABC):
         """Build one episode. Unknown tasks or options raise UnknownName/ValueError."""
 
     @abstractmethod
-    def plan(self, **options: Any) -> list[EpisodeSpec]:
-        """The episodes a run with these (already parsed) options consists of."""
+    def plan(self, **options: Any) -> list[Case]:
+        """The cases (task, options; no seed) a run with these (already parsed) options
+        asks; the runner crosses them with the seeds (core.grid)."""
+
+    def episodes(self, seeds: Iterable[int] | None = None, *, key: Key | None = None,
+                 **options: Any) -> list[EpisodeSpec]:
+        """The plan for `options` crossed with `seeds` (default `default_seeds`)."""
+        return plan_episodes(self, options, seeds, key=key)
 
     def keyed_episode(self, spec: EpisodeSpec, key: Key) -> Episode:
         """`spec`'s episode with every draw keyed: the episode seed becomes
@@ -153,8 +162,9 @@ class Suite(ABC):
         return False
 
     def default_episodes(self) -> list[EpisodeSpec]:
-        """The canonical episode set, as counted by `discoverygym list`."""
-        return self.plan()
+        """The canonical episode set, as counted by `discoverygym list`: the default plan
+        on the default seeds."""
+        return self.episodes()
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Suite-specific aggregates added to summary.json (by default none)."""
@@ -170,15 +180,15 @@ class Suite(ABC):
         Suites override this; the report module supplies the plotting helpers."""
         return []
 
-    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
-        """The episode `discoverygym audit` plays the platform's attacks on (hostile tool
-        arguments, the interpreter). `scope` holds the audit options that narrow the
-        target (`--package`, `--problems`); a suite that takes none refuses them.
-        Default: the first canonical episode."""
+    def audit_case(self, scope: dict[str, Any]) -> Case:
+        """The case `discoverygym audit` plays the platform's attacks on (hostile tool
+        arguments, the interpreter), on the audit's seeds. `scope` holds the audit
+        options that narrow the target (`--package`, `--problems`); a suite that takes
+        none refuses them. Default: the first case of the default plan."""
         if scope:
             raise ValueError(f"The audit of {self.name} takes no "
                              f"{', '.join('--' + k for k in scope)}.")
-        return self.default_episodes()[0]
+        return self.plan()[0]
 
     def audit_attacks(self) -> tuple[Any, ...]:
         """The attack families (core.audit_registry.AttackFamily) this suite declares
@@ -195,6 +205,8 @@ class Suite(ABC):
         parsed: dict[str, Any] = {}
         for key, value in raw.items():
             name = key.replace("-", "_")
+            if name not in known and name in RETIRED_OPTIONS:
+                raise UnknownName(RETIRED_OPTIONS[name])
             if name not in known:
                 allowed = ", ".join("--" + o.name.replace("_", "-") for o in self.run_options)
                 flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
@@ -204,6 +216,13 @@ class Suite(ABC):
                                   f"Options: {allowed or 'none'}.")
             parsed[name] = known[name].parse(value)
         return parsed
+
+
+#: Options that are gone, and what replaced them (said in one line when given).
+RETIRED_OPTIONS = {
+    "attempts": "--attempts is gone: the runner plays each case once per seed; for K "
+                "attempts give --seeds 0-(K-1), e.g. --seeds 0-4 for five.",
+}
 
 
 class Agent(Protocol):
