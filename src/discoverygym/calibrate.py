@@ -10,9 +10,9 @@ the science fails it. The suite names its agents by role in `baselines.CALIBRATI
 - `trivial`: answer without measuring (a constant, a guess from the prompt, no answer).
 
 Every agent plays the same episodes: the suite's plan for the given options (its
-cases), crossed with the calibration seeds by the runner's grid (core.grid). The runs go through the ordinary
-runner (`run_episodes`, one run directory per agent), so executors, workers, records
-and `--resume` behave as in `discoverygym run`.
+cases), crossed with the calibration seeds as the runner crosses them (`core.cross`).
+The runs go through the ordinary runner (`run_episodes`, one run directory per agent),
+so executors, workers, records and `--resume` behave as in `discoverygym run`.
 
 Verdict per task, from the pass rates (`verdict`, first rule that applies):
 
@@ -49,7 +49,8 @@ from .core import (
     get_suite,
 )
 from .core.escape import for_markdown, for_markdown_code
-from .core.grid import cross, seed_text
+from .core.grid import seed_text
+from .core.suite import cross
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
 MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much

@@ -15,7 +15,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 #: The one `--seeds` of every command that plans episodes (run, calibrate, audit, the
-#: Harbor export, the verifiers eval); core.seeds reads it, core.grid crosses with it.
+#: Harbor export, the verifiers eval); core.seeds reads it, core.cross crosses with it.
 SEEDS_HELP = (f"Seeds every case (task, options) is played with: {ACCEPTED}. "
               "Default: the suite's (`discoverygym options SUITE`).")
 SeedsOption = Annotated[str | None, typer.Option("--seeds", help=SEEDS_HELP)]

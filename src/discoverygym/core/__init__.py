@@ -9,7 +9,7 @@ from .errors import (
     ToolInputError,
     UnknownName,
 )
-from .grid import Case, cross, plan_episodes
+from .grid import Case
 from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
@@ -25,10 +25,12 @@ from .suite import (
     agent_table,
     available_suites,
     calibration_table,
+    cross,
     get_suite,
     is_privileged,
     load_plugins,
     make_agent,
+    plan_episodes,
     play_agent,
     register_agents,
     register_suite,

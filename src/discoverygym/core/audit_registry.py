@@ -69,7 +69,7 @@ class AuditTarget:
     def episode_spec(self) -> EpisodeSpec:
         """The episode the platform's attacks play on: `Suite.audit_case` on the seed,
         crossed by the grid as every run's episodes are."""
-        from .grid import cross
+        from .suite import cross
 
         return cross(self.suite.name, [self.suite.audit_case(dict(self.scope))],
                      [self.episode_seed])[0]

@@ -4,22 +4,19 @@ A suite's `plan(**options)` says *what* is asked: cases, each a task and the opt
 episode is built with, and no seed. The seeds say *how many times, on which draws*: the
 runner takes them from `--seeds` (core.seeds), or from the suite's `default_seeds`, and
 every tool that plans episodes (run, calibrate, audit, the verifiers splits, the Harbor
-export) crosses the same way here. A key, when given, enters here too: each crossed
-episode draws from HMAC(key, suite, task, seed) (`Suite.keyed_episode`).
+export) crosses them the same way, with `cross` (in core/suite.py, beside the
+`EpisodeSpec` it makes, which needs the registry: here it would be an import cycle). A
+key, when given, enters there too: each crossed episode draws from HMAC(key, suite,
+task, seed) (`Suite.keyed_episode`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .keys import Key
 from .seeds import MAX_SEEDS
-
-if TYPE_CHECKING:
-    from .suite import EpisodeSpec, Suite
 
 
 @dataclass(frozen=True)
@@ -51,30 +48,3 @@ def seed_text(seeds: Sequence[int]) -> str:
     if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
         return f"{seeds[0]}-{seeds[-1]}"
     return ",".join(map(str, seeds))
-
-
-def cross(suite: str, cases: Sequence[Case], seeds: Iterable[int], *,
-          key: Key | None = None) -> list[EpisodeSpec]:
-    """Every case with every seed, case by case (a case's seeds side by side), each
-    (task, options, seed) once; keyed by `key` when given."""
-    from .suite import EpisodeSpec
-
-    seed_list = checked_seeds(seeds)
-    seen: dict[str, Case] = {}
-    for case in cases:
-        if not isinstance(case, Case):
-            raise TypeError(f"{suite}'s plan() gave {type(case).__name__}, not a Case: a plan "
-                            "holds cases (task, options); the runner gives the seeds")
-        seen.setdefault(json.dumps([case.task_id, case.options], sort_keys=True,
-                                   default=str), case)
-    return [EpisodeSpec(suite, case.task_id, seed, dict(case.options), key)
-            for case in seen.values() for seed in seed_list]
-
-
-def plan_episodes(suite: Suite, options: dict[str, Any] | None = None,
-                  seeds: Iterable[int] | None = None, *,
-                  key: Key | None = None) -> list[EpisodeSpec]:
-    """The episodes of a run of `suite` with these (parsed) options: its plan crossed
-    with `seeds` (default: the suite's `default_seeds`)."""
-    cases = suite.plan(**(options or {}))
-    return cross(suite.name, cases, suite.default_seeds if seeds is None else seeds, key=key)

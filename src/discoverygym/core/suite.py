@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
@@ -15,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
-from .grid import Case, plan_episodes
+from .grid import Case, checked_seeds
 from .keys import Key
 from .limits import AgentLimits, PythonLimits
 
@@ -74,6 +75,31 @@ class EpisodeSpec:
         return episode
 
 
+def cross(suite: str, cases: Sequence[Case], seeds: Iterable[int], *,
+          key: Key | None = None) -> list[EpisodeSpec]:
+    """Every case with every seed, case by case (a case's seeds side by side), each
+    (task, options, seed) once; keyed by `key` when given."""
+    seed_list = checked_seeds(seeds)
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if not isinstance(case, Case):
+            raise TypeError(f"{suite}'s plan() gave {type(case).__name__}, not a Case: a plan "
+                            "holds cases (task, options); the runner gives the seeds")
+        seen.setdefault(json.dumps([case.task_id, case.options], sort_keys=True,
+                                   default=str), case)
+    return [EpisodeSpec(suite, case.task_id, seed, dict(case.options), key)
+            for case in seen.values() for seed in seed_list]
+
+
+def plan_episodes(suite: Suite, options: dict[str, Any] | None = None,
+                  seeds: Iterable[int] | None = None, *,
+                  key: Key | None = None) -> list[EpisodeSpec]:
+    """The episodes of a run of `suite` with these (parsed) options: its plan crossed
+    with `seeds` (default: the suite's `default_seeds`)."""
+    cases = suite.plan(**(options or {}))
+    return cross(suite.name, cases, suite.default_seeds if seeds is None else seeds, key=key)
+
+
 @dataclass(frozen=True)
 class RunOption:
     """A suite-specific option of `discoverygym run SUITE` (e.g. `--protocol`).
@@ -121,7 +147,7 @@ class Suite(ABC):
     @abstractmethod
     def plan(self, **options: Any) -> list[Case]:
         """The cases (task, options; no seed) a run with these (already parsed) options
-        asks; the runner crosses them with the seeds (core.grid)."""
+        asks; the runner crosses them with the seeds (`cross`)."""
 
     def episodes(self, seeds: Iterable[int] | None = None, *, key: Key | None = None,
                  **options: Any) -> list[EpisodeSpec]:
