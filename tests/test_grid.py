@@ -156,3 +156,17 @@ def test_the_harbor_export_plays_the_runners_seeds(tmp_path):
     bad = CliRunner().invoke(app, ["export", "harbor", "toy", str(tmp_path / "x"), "--seeds",
                                    "-1"])
     assert bad.exit_code == 1 and "bad --seeds" in bad.output
+
+
+def test_the_inspect_task_takes_the_runners_seeds():
+    pytest.importorskip("inspect_ai")
+    from discoverygym.adapters.inspect.task import suite_task
+
+    def seeds_of(task):
+        return [sample.metadata["episode"]["seed"] for sample in task.dataset]
+
+    assert seeds_of(suite_task("toy", seeds="2-3")) == [2, 3]
+    assert seeds_of(suite_task("toy", seeds=5)) == [5]  # -T seeds=5 arrives as a number
+    assert seeds_of(suite_task("toy")) == list(get_suite("toy").default_seeds)
+    with pytest.raises(ValueError, match="bad --seeds"):
+        suite_task("toy", seeds="two")
