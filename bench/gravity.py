@@ -73,7 +73,7 @@ def _full_run(repeats: int) -> dict:
 
     if "expert-uniform" not in agent_table("gravity"):
         return {"skipped": "no expert-uniform agent in discoverygym.suites.gravity.baselines.expert"}
-    specs = get_suite("gravity").plan(protocol="budget-obs-100")
+    specs = get_suite("gravity").episodes(protocol="budget-obs-100")
     walls, summary = [], {}
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as out:

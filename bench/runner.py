@@ -43,7 +43,7 @@ def through_runner(specs, executor: str, workers: int = 2) -> float:
 
 def main() -> None:
     suite = get_suite("toy")
-    specs = suite.plan(n=300)
+    specs = suite.episodes(range(300))
     serial = [through_runner(specs, "serial") for _ in range(REPEATS)]
     plain = [direct(specs) for _ in range(REPEATS)]
     overhead_ms = (statistics.median(serial) - statistics.median(plain)) / len(specs) * 1e3

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import toy_suite
-from discoverygym.core import EpisodeSpec, ToolInputError, ToolResult, register_suite, suite_names
+from discoverygym.core import Case, ToolInputError, ToolResult, register_suite, suite_names
 from discoverygym.core.conformance import check_suite
 
 toy_suite.install()
@@ -51,8 +51,8 @@ def _suite_of(episode_class: type, name: str) -> type:
         def episode(self, task_id: str, *, seed: int = 0, **options: Any):
             return episode_class(task_id, seed, int(options.get("budget", 10)))
 
-        def plan(self, **options: Any) -> list[EpisodeSpec]:
-            return [EpisodeSpec(self.name, "guess", 0, {"budget": 10})]
+        def plan(self, **options: Any) -> list[Case]:
+            return [Case("guess", {"budget": 10})]
     Broken.name = name
     Broken.__name__ = episode_class.__name__ + "Suite"
     return Broken

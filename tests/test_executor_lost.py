@@ -26,7 +26,7 @@ def _lost_after(n_done: int):
 
 
 def test_a_lost_executor_stops_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
-    specs = get_suite("toy").plan(n=10)
+    specs = get_suite("toy").episodes(range(10))
     monkeypatch.setattr(runner_module, "get_executor", lambda name: _lost_after(4))
     result = run_episodes(specs, out_dir=tmp_path, agent="bisect", executor="ray",
                           show_progress=False)

@@ -33,7 +33,7 @@ def _comparable(records):
 
 
 def _specs():
-    return get_suite("toy").plan(n=N_EPISODES)
+    return get_suite("toy").episodes(range(N_EPISODES))
 
 
 def _run_ray(**kwargs):
@@ -78,7 +78,7 @@ def _killed_process_run(out: Path) -> int:
         toy_suite.install()
         from discoverygym.core import get_suite
         from discoverygym.run import run_episodes
-        run_episodes(get_suite("toy").plan(n={N_EPISODES}), out_dir={str(out)!r},
+        run_episodes(get_suite("toy").episodes(range({N_EPISODES})), out_dir={str(out)!r},
                      agent="slow-bisect", executor="process", workers=2, show_progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)

@@ -429,23 +429,23 @@ def test_default_episodes_are_the_206_pairs_under_budget_obs_100():
 
 
 def test_plan_filters_and_options():
-    specs = SUITE.plan(protocol="full-obs", tasks="period, mass_star1", worlds=["B", "B-cgs"])
+    specs = SUITE.episodes(protocol="full-obs", tasks="period, mass_star1", worlds=["B", "B-cgs"])
     assert [(s.task_id, s.options["world"]) for s in specs] == [
         ("period", "B"), ("period", "B-cgs"), ("mass_star1", "B"), ("mass_star1", "B-cgs")]
     assert all(s.options["protocol"] == "full-obs" for s in specs)
-    assert len(SUITE.plan(worlds="ELL")) == 2  # roche_lobe_radius and eccentricity
+    assert len(SUITE.episodes(worlds="ELL")) == 2  # roche_lobe_radius and eccentricity
     parsed = SUITE.parse_options({"protocol": "budget-obs-7", "tasks": "period,eccentricity",
                                   "worlds": "A", "world-seed": "3"})
     assert parsed == {"protocol": "budget-obs-7", "tasks": ["period", "eccentricity"],
                       "worlds": ["A"], "world_seed": 3}
     with pytest.raises(UnknownName, match="period"):
-        SUITE.plan(tasks="perod")
+        SUITE.episodes(tasks="perod")
     with pytest.raises(UnknownName, match="B-yrAU"):
-        SUITE.plan(worlds="Z")
+        SUITE.episodes(worlds="Z")
     with pytest.raises(UnknownName):
-        SUITE.plan(colour="blue")
+        SUITE.episodes(colour="blue")
     with pytest.raises(ValueError, match="budget-obs-N"):
-        SUITE.plan(protocol="budget-obs-x")
+        SUITE.episodes(protocol="budget-obs-x")
     with pytest.raises(UnknownName, match="period"):
         SUITE.episode("perod", world="A")
     with pytest.raises(UnknownName, match="ELL1"):
@@ -471,7 +471,7 @@ PROCEDURAL_SEEDS = {0: "newtonian", 3: "unbound", 5: "drag", 9: "modified"}
 @pytest.mark.parametrize("seed", PROCEDURAL_SEEDS)
 def test_procedural_plans_give_the_applicable_tasks_and_the_truth_passes(seed):
     world = procedural_world(seed)
-    specs = SUITE.plan(world_seed=seed)
+    specs = SUITE.episodes(world_seed=seed)
     assert [s.task_id for s in specs] == [t.id for t in tasks_for_world(world)]
     assert all(s.options == {"world_seed": seed, "protocol": "budget-obs-100",
                              "setup": "leak-free"} for s in specs)
@@ -489,7 +489,7 @@ def test_procedural_plans_give_the_applicable_tasks_and_the_truth_passes(seed):
         record = episode.record()
         assert record.passed, (spec.task_id, record.value)
     with pytest.raises(ValueError):
-        SUITE.plan(world_seed=seed, worlds="A")
+        SUITE.episodes(world_seed=seed, worlds="A")
 
 
 def test_procedural_newtonian_windows_do_not_reveal_the_period():

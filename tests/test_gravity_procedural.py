@@ -73,7 +73,7 @@ def test_a_blind_answer_is_right_about_half_the_time_on_procedural_worlds(task_i
 def _blind_pass_rates(setup: str) -> dict[bool, float]:
     """Each procedural is_bound episode of world seeds 0-39 (episode seed 0), answered
     `true` and `false` through the submit tool without a single observation."""
-    specs = SUITE.plan(world_seeds="0-39", tasks="is_bound", setup=setup)
+    specs = SUITE.episodes(world_seeds="0-39", tasks="is_bound", setup=setup)
     assert len(specs) == 26
     rates = {}
     for answer in (True, False):
@@ -107,7 +107,7 @@ def test_the_published_setup_plays_the_drawn_world_and_keeps_its_records():
             assert episode.options == {"world_seed": n, "protocol": "budget-obs-100",
                                        "setup": "published"}
     # the plan's options rebuild the same episode (its setup included)
-    for spec in SUITE.plan(world_seeds="0-39", tasks="is_bound", setup="published"):
+    for spec in SUITE.episodes(world_seeds="0-39", tasks="is_bound", setup="published"):
         episode = SUITE.episode(spec.task_id, seed=spec.seed, **spec.options)
         assert episode._world_spec == procedural_world(spec.options["world_seed"])
 
@@ -151,19 +151,19 @@ def test_the_twin_is_not_named_where_the_agent_looks():
 def test_world_seeds_plan_every_applicable_task_on_each_world():
     parsed = SUITE.parse_options({"world-seeds": "0-3"})
     assert parsed == {"world_seeds": [0, 1, 2, 3]}
-    specs = SUITE.plan(**parsed)
+    specs = SUITE.episodes(**parsed)
     expected = [(n, t.id) for n in range(4) for t in tasks_for_world(procedural_world(n))]
     assert [(s.options["world_seed"], s.task_id) for s in specs] == expected
-    assert specs == [s for n in range(4) for s in SUITE.plan(world_seed=n)]
+    assert specs == [s for n in range(4) for s in SUITE.episodes(world_seed=n)]
     with pytest.raises(ValueError, match="not both"):
-        SUITE.plan(world_seed=1, world_seeds="0-3")
+        SUITE.episodes(world_seed=1, world_seeds="0-3")
     with pytest.raises(ValueError, match="not both"):
-        SUITE.plan(worlds="A", world_seeds="0-3")
+        SUITE.episodes(worlds="A", world_seeds="0-3")
     for bad in ("x", "3-1", "0-1000000000000"):
         with pytest.raises(ValueError):
             SUITE.parse_options({"world-seeds": bad})
     with pytest.raises(ValueError, match="At most"):
-        SUITE.plan(world_seeds=range(10**9))
+        SUITE.episodes(world_seeds=range(10**9))
 
 
 @pytest.mark.slow

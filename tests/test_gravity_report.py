@@ -25,7 +25,7 @@ def _play_uniform_five(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_report_shows_the_observed_times(tmp_path):
-    specs = get_suite("gravity").plan(tasks="mass_star1", worlds="A,B-yrAU")
+    specs = get_suite("gravity").episodes(tasks="mass_star1", worlds="A,B-yrAU")
     result = run_episodes(specs, out_dir=tmp_path, job=_play_uniform_five, who="five",
                           executor="serial", show_progress=False)
     assert len(result.records) == 2

@@ -45,7 +45,7 @@ def _comparable(record: dict) -> dict:
 
 
 def test_killed_gravity_run_resumes_without_duplicates(tmp_path):
-    specs = get_suite("gravity").plan(protocol=PROTOCOL, worlds=WORLDS)
+    specs = get_suite("gravity").episodes(protocol=PROTOCOL, worlds=WORLDS)
     planned = len(specs)
     assert planned > 40
     out = tmp_path / "run"

@@ -313,7 +313,7 @@ def test_units_do_not_change_the_truth():
 @pytest.mark.parametrize("protocol", ["full-obs", "budget-obs-100"])
 def test_submitting_the_truth_passes_all_206_pairs(protocol, trajectories):
     suite = get_suite("gravity")
-    for spec in suite.plan(protocol=protocol):
+    for spec in suite.episodes(protocol=protocol):
         episode = suite.episode(spec.task_id, seed=spec.seed, **spec.options)
         truth = episode._truth()
         assert isinstance(truth, bool) == (TASKS[spec.task_id].answer_type == "boolean")

@@ -181,7 +181,7 @@ def test_base_url_model_arg_epochs_limit_and_resume(fake_server, tmp_path, monke
     toy_suite.install()
     monkeypatch.setenv(f"{SERVICE.upper()}_API_KEY", API_KEY)
     monkeypatch.delenv(f"{SERVICE.upper()}_BASE_URL", raising=False)
-    specs = get_suite("toy").plan(n=2)
+    specs = get_suite("toy").episodes(range(2))
     model = f"openai-api/{SERVICE}/expert"
     args = parse_model_args([f"base_url={fake_server.base_url}"])
     first = run_model("toy", specs, model=model, out_dir=tmp_path, model_args=args,

@@ -31,7 +31,7 @@ RECORD_FIELDS = {f.name for f in dataclasses.fields(EpisodeRecord)} - {"key_id"}
 
 def _gravity_specs(tasks: str, worlds: str):
     suite = get_suite("gravity")
-    return suite.plan(**suite.parse_options(
+    return suite.episodes(**suite.parse_options(
         {"tasks": tasks, "worlds": worlds, "protocol": "budget-obs-100"}))
 
 
@@ -120,7 +120,7 @@ def test_malformed_calls_through_the_entry_point(tmp_path):
 
 @pytest.mark.filterwarnings("ignore:WEAK SANDBOX")
 def test_weak_isolation_is_recorded_loudly(tmp_path):
-    result = run_model("toy", get_suite("toy").plan(n=1), model="discoverygym/expert",
+    result = run_model("toy", get_suite("toy").episodes(range(1)), model="discoverygym/expert",
                        out_dir=tmp_path / "run",
                        sandbox=SandboxConfig(isolation="rlimits-only"))
     [record] = result.records
@@ -186,7 +186,7 @@ def test_cheater_attempts_all_fail(tmp_path, monkeypatch):
 def test_a_model_that_stops_working_ends_the_episode(tmp_path):
     """The expert policy has nothing to say about tpbench: after a few replies
     without a tool call the episode ends, recorded as failed with the reason."""
-    specs = get_suite("tpbench").plan()[:1]
+    specs = get_suite("tpbench").episodes()[:1]
     result = run_model("tpbench", specs, model="discoverygym/expert", out_dir=tmp_path / "run")
     [record] = result.records
     assert not record["passed"] and record["answer"] is None
@@ -197,7 +197,7 @@ def test_a_model_that_stops_working_ends_the_episode(tmp_path):
 def test_expert_full_obs(tmp_path):
     """Full observation: the whole table is in the interpreter's `df` from the start."""
     suite = get_suite("gravity")
-    specs = suite.plan(**suite.parse_options(
+    specs = suite.episodes(**suite.parse_options(
         {"tasks": "eccentricity", "worlds": "PM1", "protocol": "full-obs"}))
     [record] = run_model("gravity", specs, model="discoverygym/expert",
                          out_dir=tmp_path / "run").records
@@ -278,9 +278,9 @@ def test_visual_observations_reach_the_model_as_images(tmp_path, monkeypatch):
 
     monkeypatch.setitem(policies.POLICIES, "look-once", look_once)
     suite = get_suite("mad")
-    specs = suite.plan(**suite.parse_options({"world": "classical", "law": "normal",
-                                              "seeds": "0", "variant": "visual",
-                                              "t_max": "5", "query_horizon": "2"}))
+    specs = suite.episodes([0], **suite.parse_options({"world": "classical", "law": "normal",
+                                                   "variant": "visual",
+                                                   "t_max": "5", "query_horizon": "2"}))
     [log] = inspect_eval(suite_task(suite, specs), model="discoverygym/look-once",
                          log_dir=str(tmp_path), display="none")
     [sample] = log.samples

@@ -90,7 +90,7 @@ def test_rebuilding_the_episode_passes_public_draws_and_fails_keyed_ones(spec, t
 def test_gravity_attack_on_the_plan_itself():
     """The issue's attacker built the suite's own plan (1-4 builds): every planned
     episode of world A is a candidate; with a key none matches."""
-    plan = get_suite("gravity").plan(tasks="period", worlds="A", protocol="full-obs")
+    plan = get_suite("gravity").episodes(tasks="period", worlds="A", protocol="full-obs")
     keyed = plan[0].with_key(KEY).build()
     assert not rebuild_attack(keyed.view(), plan, _gravity_truth)
     assert not keyed.record().passed
@@ -120,7 +120,7 @@ def test_keyed_draws_are_deterministic_secret_and_keep_the_public_identity(spec)
 
 def test_procedural_keyed_world_keeps_its_kind_so_the_plan_still_applies():
     suite = get_suite("gravity")
-    for spec in suite.plan(world_seed=3, protocol="full-obs"):
+    for spec in suite.episodes(world_seed=3, protocol="full-obs"):
         spec.with_key(KEY).build().record()  # every planned task applies to the keyed world
 
 

@@ -79,14 +79,14 @@ def test_paper_protocol_scores_skill_against_persistence_as_published():
 def test_unknown_protocol_is_refused_and_every_world_defaults_to_discovery():
     suite = get_suite("mad")
     with pytest.raises(ValueError, match="protocol"):
-        suite.plan(world="classical", protocol="loose", seeds=[0])
+        suite.episodes(world="classical", protocol="loose", seeds=[0])
     for world in ("classical", "fluid", "quantum"):
-        specs = suite.plan(world=world, law="normal", seeds=[0])
+        specs = suite.episodes(world=world, law="normal", seeds=[0])
         assert specs[0].options["protocol"] == "discovery"
-        assert suite.plan(world=world, protocol="paper", seeds=[0])[0].options[
+        assert suite.episodes(world=world, protocol="paper", seeds=[0])[0].options[
             "protocol"] == "paper"
     with pytest.raises(ValueError, match="protocol"):
-        suite.plan(world="fluid", protocol="loose", seeds=[0])
+        suite.episodes(world="fluid", protocol="loose", seeds=[0])
 
 
 def test_calibration_roles_name_registered_agents_and_the_oracle_is_privileged():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from discoverygym.core import get_suite
+from discoverygym.core import UnknownName, get_suite
 from discoverygym.core.seeds import parse_seeds
 from discoverygym.suites.mad.law_check import LawFunctionError, run_law_function
 
@@ -341,24 +341,25 @@ def test_plan_and_seed_parsing():
     with pytest.raises(ValueError):
         parse_seeds("5-2")
     suite = get_suite("mad")
-    specs = suite.plan(world="classical", seeds=[0, 1])
+    specs = suite.episodes(world="classical", seeds=[0, 1])
     assert {s.task_id for s in specs} == {f"classical-{law}" for law in
                                           ("normal", "kappa10", "kappa20", "inv-r",
                                            "ripple", "combined")}
     assert len(specs) == 12
-    icl = suite.plan(world="classical", variant="icl", seeds=[0])
+    icl = suite.episodes(world="classical", variant="icl", seeds=[0])
     assert {s.task_id for s in icl} == {"classical-normal", "classical-kappa10"}
     assert all(s.options["trials"] == 8 for s in icl)
-    infer = suite.plan(world="classical", variant="infer-kappa", seeds=[0, 1])
+    infer = suite.episodes(world="classical", variant="infer-kappa", seeds=[0, 1])
     assert [s.task_id for s in infer] == ["classical-infer-kappa"] * 2
     with pytest.raises(ValueError):
-        suite.plan(world="classical", law="gravity2")
+        suite.episodes(world="classical", law="gravity2")
     with pytest.raises(ValueError):
-        suite.plan(world="classical", variant="infer-mass")
-    parsed = suite.parse_options({"world": "classical", "law": "ripple", "seeds": "0-2",
+        suite.episodes(world="classical", variant="infer-mass")
+    parsed = suite.parse_options({"world": "classical", "law": "ripple",
                                   "n-particles": "4", "dim": "2"})
-    assert parsed == {"world": "classical", "law": "ripple", "seeds": [0, 1, 2],
-                      "n_particles": 4, "dim": 2}
+    assert parsed == {"world": "classical", "law": "ripple", "n_particles": 4, "dim": 2}
+    with pytest.raises(UnknownName, match="no option --seeds"):  # the runner's, not mad's
+        suite.parse_options({"seeds": "0-2"})
 
 
 def test_float64_stays_local_to_the_classical_world():

@@ -13,7 +13,7 @@ SMALL = {"t_max": 5.0, "n_particles": 3, "dim": 2}
 
 def test_report_of_a_tiny_run_has_the_mad_sections(tmp_path):
     suite = get_suite("mad")
-    specs = suite.plan(world="classical", law="normal", seeds=[0, 1], **SMALL)
+    specs = suite.episodes(world="classical", law="normal", seeds=[0, 1], **SMALL)
     result = run_episodes(specs, out_dir=tmp_path, agent="newtonian", executor="serial",
                           show_progress=False)
     assert len(result.records) == 2 and not result.failures

@@ -89,7 +89,7 @@ def suite(monkeypatch):
 def test_a_registered_world_gets_tasks_and_plans(suite):
     ids = {t.id for t in suite.tasks()}
     assert {"decay-normal", "decay-fast", "classical-normal"} <= ids
-    specs = suite.plan(world="decay", seeds=[0, 1])
+    specs = suite.episodes(world="decay", seeds=[0, 1])
     assert sorted(s.task_id for s in specs) == ["decay-fast"] * 2 + ["decay-normal"] * 2
 
 

@@ -203,7 +203,7 @@ def test_hand_written_published_package_loads_checks_and_runs(tmp_path):
     root = _published_fixture(tmp_path / "pkgs" / "count-cells")
     assert check_package(root) == []
     suite = get_suite("packages")
-    specs = suite.plan(packages=str(tmp_path / "pkgs"))
+    specs = suite.episodes(packages=str(tmp_path / "pkgs"))
     assert [s.task_id for s in specs] == ["count-cells"]
     episode = suite.episode("count-cells", packages=str(tmp_path / "pkgs"))
     view = episode.view()

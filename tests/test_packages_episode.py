@@ -211,7 +211,7 @@ def test_calibration_agents_on_every_shipped_package(tmp_path):
 
     assert set(CALIBRATION) == {"oracle", "baselines", "no_science", "trivial"}
     assert {a for names in CALIBRATION.values() for a in names} <= set(AGENTS)
-    specs = get_suite("packages").plan()
+    specs = get_suite("packages").episodes()
     shipped = len(specs)
     for agent in ("oracle", "empty-outputs", "constant"):
         run_episodes(specs, out_dir=tmp_path / agent, agent=agent, executor="serial",

@@ -161,7 +161,7 @@ def test_unknown_protocol_is_refused():
     with pytest.raises(ValueError):
         episode(FLUX, protocol="nope")
     with pytest.raises(UnknownName):
-        get_suite("packages").plan(packages=str(PACKAGES), protocol="nope")
+        get_suite("packages").episodes(packages=str(PACKAGES), protocol="nope")
 
 
 def test_naturebench_prompt_says_the_rule():

@@ -38,7 +38,7 @@ STARGAZER = ["stargazer", "--agent", "classical", "--tier", "easy", "--tasks", S
 
 
 def _stargazer_keys() -> list[str]:
-    specs = get_suite("stargazer").plan(tier="easy", tasks=tuple(STARGAZER_TASKS.split(",")))
+    specs = get_suite("stargazer").episodes(tier="easy", tasks=tuple(STARGAZER_TASKS.split(",")))
     assert len(specs) == N_STARGAZER
     return [episode_key(s.suite, s.task_id, s.seed, s.options) for s in specs]
 
@@ -129,7 +129,7 @@ def test_head_lost_stops_with_one_line_and_resume_finishes(tmp_path):
 
 def _toy_reference(tmp_path: Path, n: int) -> list[dict]:
     out = tmp_path / "serial"
-    run_episodes(get_suite("toy").plan(n=n), out_dir=out, agent="bisect", executor="serial",
+    run_episodes(get_suite("toy").episodes(range(n)), out_dir=out, agent="bisect", executor="serial",
                  show_progress=False)
     return _comparable(read_records(out / "records.jsonl"))
 
@@ -147,7 +147,7 @@ def test_worker_killed_while_handing_its_record_over(tmp_path):
     """The worker dies (SIGKILL) while Ray serializes the record it returns: the
     episode is played again and its record is written once, as a serial run writes it."""
     n, victims = 12, (2, 7)
-    specs = get_suite("toy").plan(n=n)
+    specs = get_suite("toy").episodes(range(n))
     markers = tmp_path / "markers"
     markers.mkdir()
     with ray_cluster(workers=2) as cluster:
@@ -166,7 +166,7 @@ def test_every_worker_node_lost_stops_instead_of_hanging(tmp_path):
     with the reason (it used to wait forever); `--resume` on a cluster with a node
     again finishes the run with every record once."""
     n = 30
-    specs = get_suite("toy").plan(n=n)
+    specs = get_suite("toy").episodes(range(n))
     out = tmp_path / "run"
     with ray_cluster(workers=2) as cluster:
         nodes = list(cluster.worker_nodes)

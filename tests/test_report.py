@@ -20,7 +20,7 @@ toy_suite.install()
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    run_episodes(get_suite("toy").plan(n=6), out_dir=out, agent="bisect", executor="serial",
+    run_episodes(get_suite("toy").episodes(range(6)), out_dir=out, agent="bisect", executor="serial",
                  show_progress=False)
     return write_report(out)
 

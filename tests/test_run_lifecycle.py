@@ -133,7 +133,7 @@ def test_ctrl_c_writes_a_summary_marked_interrupted(tmp_path, monkeypatch):
 def test_an_episode_lost_to_the_infrastructure_leaves_a_record_and_is_replayed(tmp_path):
     """Before: a job that raised (a worker crash, a host-side decoding error) was only
     logged; no record was written, so the episode vanished from the results."""
-    specs = get_suite("toy").plan(n=3)
+    specs = get_suite("toy").episodes(range(3))
 
     def flaky(spec, agent):
         if spec["seed"] == 1:
@@ -156,6 +156,6 @@ def test_an_episode_lost_to_the_infrastructure_leaves_a_record_and_is_replayed(t
 
 @pytest.mark.parametrize("field", ["interrupted"])
 def test_a_normal_summary_says_it_was_not_interrupted(tmp_path, field):
-    run_episodes(get_suite("toy").plan(n=1), out_dir=tmp_path, agent="bisect",
+    run_episodes(get_suite("toy").episodes(range(1)), out_dir=tmp_path, agent="bisect",
                  executor="serial", show_progress=False)
     assert json.loads((tmp_path / "summary.json").read_text())[field] is False

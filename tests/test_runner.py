@@ -18,7 +18,7 @@ TESTS = Path(__file__).parent
 
 
 def test_serial_run_writes_records_and_summary(tmp_path):
-    specs = get_suite("toy").plan(n=4)
+    specs = get_suite("toy").episodes(range(4))
     result = run_episodes(specs, out_dir=tmp_path, agent="bisect", executor="serial",
                           show_progress=False)
     recs = read_records(tmp_path / "records.jsonl")
@@ -31,7 +31,7 @@ def test_serial_run_writes_records_and_summary(tmp_path):
 
 
 def test_missing_answer_and_agent_crash_are_failed_records(tmp_path):
-    specs = get_suite("toy").plan(n=2)
+    specs = get_suite("toy").episodes(range(2))
     run_episodes(specs, out_dir=tmp_path / "a", agent="give-up", executor="serial",
                  show_progress=False)
     run_episodes(specs, out_dir=tmp_path / "b", agent="crash", executor="serial",
@@ -44,7 +44,7 @@ def test_missing_answer_and_agent_crash_are_failed_records(tmp_path):
 
 
 def test_same_seed_same_record(tmp_path):
-    specs = get_suite("toy").plan(n=3)
+    specs = get_suite("toy").episodes(range(3))
     for d in ("x", "y"):
         run_episodes(specs, out_dir=tmp_path / d, agent="bisect", executor="serial",
                      show_progress=False)
@@ -76,7 +76,7 @@ def test_resume_after_kill_finishes_without_duplicates(tmp_path):
         register_agents("toy", {{"slow": "toy_suite:Slow"}})
         from discoverygym.core import get_suite
         from discoverygym.run import run_episodes
-        run_episodes(get_suite("toy").plan(n=10), out_dir={str(out)!r}, agent=sys.argv[1],
+        run_episodes(get_suite("toy").episodes(range(10)), out_dir={str(out)!r}, agent=sys.argv[1],
                      executor="serial", resume=True, show_progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script, "slow"], start_new_session=True)

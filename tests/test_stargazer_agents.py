@@ -379,7 +379,7 @@ class BlindView:
 @pytest.mark.parametrize("mode", ["v1", "v2"])
 def test_trivial_agents_fail_every_task_without_looking_at_the_data(suite, mode):
     # every planned task: 100 bank + 20 real
-    for spec in suite.plan(mode=mode):
+    for spec in suite.episodes(mode=mode):
         for name in CALIBRATION["trivial"]:
             episode = suite.episode(spec.task_id, **spec.options)
             make_agent("stargazer", name).solve(BlindView(episode.view()))

@@ -158,7 +158,7 @@ def test_oracle_passes_every_task_in_either_mode(suite, mode):
     # the generator's gate keeps only bank tasks whose truth passes both modes; real
     # tasks are scored in v2 by default (under v1 their own truths fail the rms gate),
     # so a run in either mode is all solvable: 100 bank + 20 real tasks
-    specs = suite.plan(mode=mode)
+    specs = suite.episodes(mode=mode)
     assert len(specs) == 120
     for spec in specs:
         ep = suite.episode(spec.task_id, **spec.options)
@@ -175,7 +175,7 @@ def test_oracle_passes_every_task_in_either_mode(suite, mode):
 
 
 def test_published_setup_scores_real_tasks_in_the_requested_mode(suite):
-    specs = suite.plan(tier="real", mode="v1", real_setup="published")
+    specs = suite.episodes(tier="real", mode="v1", real_setup="published")
     assert {s.options["mode"] for s in specs} == {"v1"}
     assert {s.options["real_setup"] for s in specs} == {"published"}
     passed = []
@@ -217,13 +217,13 @@ def test_unknown_tasks_and_options(suite):
 
 
 def test_plan_options(suite):
-    assert len(suite.plan(tier="easy")) == 20
+    assert len(suite.episodes(tier="easy")) == 20
     # real tasks are scored in v2 unless the published setup is asked for
-    modes = {(s.task_id.startswith("real-"), s.options["mode"]) for s in suite.plan(mode="v1")}
+    modes = {(s.task_id.startswith("real-"), s.options["mode"]) for s in suite.episodes(mode="v1")}
     assert modes == {(False, "v1"), (True, "v2")}
-    other = suite.plan(tier="hard", bank_seed=3)
+    other = suite.episodes(tier="hard", bank_seed=3)
     assert len(other) == 40 and other[0].task_id == "bank3-hard-000"
-    picked = suite.plan(tasks=("easy-001", "hard-002"))
+    picked = suite.episodes(tasks=("easy-001", "hard-002"))
     assert [s.task_id for s in picked] == ["easy-001", "hard-002"]
     parsed = suite.parse_options({"tier": "medium", "mode": "v1", "bank-seed": "4",
                                   "tasks": "a,b", "real-setup": "published"})

@@ -145,7 +145,7 @@ def test_files_that_are_not_rv_only_are_refused(tmp_path, meta):
     with pytest.raises(ImportRefused, match="rv_only"):
         load_published(path)
     with pytest.raises(ValueError, match="rv_only"):
-        StargazerSuite().plan(tasks_from=str(tmp_path))
+        StargazerSuite().episodes(tasks_from=str(tmp_path))
 
 
 def test_broken_files_are_refused(tmp_path):
@@ -167,7 +167,7 @@ def test_cli_run_with_tasks_from(tmp_path):
     tasks.mkdir()
     (tasks / "handmade.json").write_text(json.dumps(_hand_written()))
     (tasks / "ours.json").write_text(json.dumps(to_published(generate_task(3))))
-    plan = StargazerSuite().plan(tasks_from=str(tasks))
+    plan = StargazerSuite().episodes(tasks_from=str(tasks))
     assert [s.task_id for s in plan] == ["handmade", "ours"]
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["run", "stargazer", "--tasks-from", str(tasks),
@@ -187,10 +187,10 @@ def _published(name: str) -> dict:
 @pytest.mark.parametrize("mode", ["v1", "v2"])
 def test_published_real_files_are_real_tasks_the_oracle_passes(mode):
     suite = StargazerSuite()
-    specs = suite.plan(tasks_from=str(PUBLISHED_REAL), mode=mode)
+    specs = suite.episodes(tasks_from=str(PUBLISHED_REAL), mode=mode)
     assert [s.task_id for s in specs] == PUBLISHED_IDS
-    assert len(suite.plan(tasks_from=str(PUBLISHED_REAL), tier="real")) == 20
-    assert suite.plan(tasks_from=str(PUBLISHED_REAL), tier="easy") == []
+    assert len(suite.episodes(tasks_from=str(PUBLISHED_REAL), tier="real")) == 20
+    assert suite.episodes(tasks_from=str(PUBLISHED_REAL), tier="easy") == []
     for spec in specs:
         # real tasks are scored in v2 against our rebuilt truths unless asked otherwise
         assert spec.options["mode"] == "v2" and spec.options["real_setup"] == "rebuilt"
@@ -297,8 +297,8 @@ def test_real_data_files_without_a_rebuilt_truth_are_refused_unless_published(tm
     with pytest.raises(ImportRefused, match="real_099"):
         load_published(tmp_path / "mine.json")
     with pytest.raises(ValueError, match="real_setup"):
-        StargazerSuite().plan(tasks_from=str(tmp_path))
-    plan = StargazerSuite().plan(tasks_from=str(tmp_path), real_setup="published", mode="v1")
+        StargazerSuite().episodes(tasks_from=str(tmp_path))
+    plan = StargazerSuite().episodes(tasks_from=str(tmp_path), real_setup="published", mode="v1")
     assert [(s.task_id, s.options["mode"]) for s in plan] == [("mine", "v1"), ("real_010", "v1")]
     with pytest.raises(ValueError, match="real_setup"):
         load_published(tmp_path / "mine.json", real_setup="ours")

@@ -37,8 +37,8 @@ def suite():
 def test_twenty_real_tasks_listed_and_planned(suite):
     assert len(REAL_IDS) == 20 and len(set(REAL_IDS)) == 20
     assert [t.id for t in suite.tasks() if t.tags.get("tier") == "real"] == list(REAL_IDS)
-    assert [s.task_id for s in suite.plan(tier="real")] == list(REAL_IDS)
-    assert len(suite.plan()) == 120          # 100 bank tasks + 20 real
+    assert [s.task_id for s in suite.episodes(tier="real")] == list(REAL_IDS)
+    assert len(suite.episodes()) == 120          # 100 bank tasks + 20 real
     assert [e["task_id"] for e in real_table()] == list(REAL_IDS)
 
 

@@ -11,7 +11,7 @@ register_agents("stargazer", {"oracle": "discoverygym.suites.stargazer.oracle:Or
 
 def test_report_has_the_rv_plots(tmp_path):
     suite = get_suite("stargazer")
-    specs = suite.plan(tasks=("easy-000", "real-018"))
+    specs = suite.episodes(tasks=("easy-000", "real-018"))
     result = run_episodes(specs, out_dir=tmp_path, agent="oracle", executor="serial",
                           show_progress=False)
     assert len(result.records) == 2

@@ -236,10 +236,10 @@ def test_domain_option_accepts_both_spellings():
     assert parse("qm, gr") == ("quantum_mechanics", "general_relativity")
     for short, long in (("qm", "quantum_mechanics"), ("stat mech", "statistical_mechanics"),
                         ("qft", "quantum_field_theory"), ("cosmo", "cosmology")):
-        specs = suite.plan(domain=(short,))
-        assert specs and specs == suite.plan(domain=(long,))
+        specs = suite.episodes(domain=(short,))
+        assert specs and specs == suite.episodes(domain=(long,))
     with pytest.raises(ValueError, match="Unknown domain"):
-        suite.plan(domain=("alchemy",))
+        suite.episodes(domain=("alchemy",))
 
 
 def test_imported_rows_get_the_suites_domain_names():

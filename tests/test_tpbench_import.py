@@ -143,7 +143,7 @@ def test_written_problem_files_check_clean(table, tmp_path):
 def test_table_runs_as_a_problem_set(table):
     suite = TPBenchSuite()
     assert [t.id for t in suite.tasks(str(table))] == [p.id for p in problem_set(str(table))]
-    specs = suite.plan(problems=str(table), attempts=2)
+    specs = suite.episodes(problems=str(table), seeds=range(2))
     assert len(specs) == 4 and {s.seed for s in specs} == {0, 1}
     episode = suite.episode("slow-roll-index", seed=1, problems=str(table))
     assert "spectral_index" in episode.prompt and "(p + 2)" not in episode.prompt

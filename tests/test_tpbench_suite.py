@@ -168,13 +168,13 @@ def test_plan_filters_levels_domains_and_attempts():
     for bad in ("0", "6", "x", "3-1"):
         with pytest.raises(ValueError):
             parse_levels(bad)
-    specs = suite.plan(level=(3,), attempts=3)
+    specs = suite.episodes(level=(3,), seeds=range(3))
     level3 = [p for p in PROBLEMS if p.level == 3]
     assert len(specs) == 3 * len(level3) and {s.seed for s in specs} == {0, 1, 2}
-    specs = suite.plan(domain=("cosmology",))
+    specs = suite.episodes(domain=("cosmology",))
     assert specs and all(suite.problem(s.task_id).domain == "cosmology" for s in specs)
     with pytest.raises(ValueError, match="Unknown domain"):
-        suite.plan(domain=("alchemy",))
+        suite.episodes(domain=("alchemy",))
     with pytest.raises(ValueError):
         suite.episode(PROBLEMS[0].id, seed=0, level=3)
 
@@ -184,7 +184,7 @@ def test_scripted_agents_through_the_runner(tmp_path):
     chosen = {}
     for p in PROBLEMS:  # one problem per domain keeps this quick; check covers all
         chosen.setdefault(p.domain, p.id)
-    specs = [s for s in suite.plan(attempts=2) if s.task_id in set(chosen.values())]
+    specs = [s for s in suite.episodes(seeds=range(2)) if s.task_id in set(chosen.values())]
     for agent, expected in (("reference", True), ("wrong-sign", False), ("wrong-3", False)):
         out = tmp_path / agent
         run_episodes(specs, out_dir=out, agent=agent, executor="serial", show_progress=False)
@@ -231,7 +231,7 @@ def test_report_shows_pass_rates_by_level_and_domain(tmp_path):
     chosen = {}
     for p in PROBLEMS:
         chosen.setdefault(p.level, p.id)
-    specs = [s for s in suite.plan() if s.task_id in set(chosen.values())]
+    specs = [s for s in suite.episodes() if s.task_id in set(chosen.values())]
     run_episodes(specs, out_dir=tmp_path, agent="wrong-sign", executor="serial",
                  show_progress=False)
     text = build_report(tmp_path)

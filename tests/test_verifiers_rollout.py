@@ -141,7 +141,7 @@ def test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door(tra
     assert record["seed"] == 0 and record["agent"] == "verifiers"
     assert trace["rewards"]["episode_score"]["score"] == record["score"]
     assert _summary(record) == _summary(_direct())
-    runner = run_episodes([get_suite("toy").plan()[0]], out_dir=tmp_path / "runner",
+    runner = run_episodes([get_suite("toy").episodes()[0]], out_dir=tmp_path / "runner",
                           agent="parity", executor="serial", show_progress=False)
     [by_runner] = runner.records
     assert record["score"] == by_runner["score"] == 1.0

@@ -274,7 +274,7 @@ def test_an_errored_rollout_is_settled_as_a_failed_record_with_reward_0():
 
 
 def test_the_taskset_is_the_split_and_its_tasks_carry_the_prompt_not_the_truth():
-    tasks = list(DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", seeds=2)))
+    tasks = list(DiscoveryTaskset(DiscoveryTasksetConfig(suite="toy", seeds="0-1")))
     assert [(t.data.task_id, t.data.seed) for t in tasks] == [("guess", 1_000_000),
                                                                ("guess", 1_000_001)]
     episode = EpisodeSpec("toy", "guess", 1_000_000, {"budget": 10}).build()

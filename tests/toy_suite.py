@@ -11,8 +11,8 @@ import numpy as np
 from discoverygym.core import (
     AgentLimits,
     Budget,
+    Case,
     Episode,
-    EpisodeSpec,
     PythonLimits,
     Score,
     Suite,
@@ -78,6 +78,7 @@ class ToySuite(Suite):
     agent_limits = AgentLimits(messages=60, tokens=1_000_000, time_s=300)
     python_limits = PythonLimits(time_limit_s=20, cpu_s=120)
     seed_draws_truth = True  # the hidden number is drawn from the seed
+    default_seeds = (0, 1, 2, 3)
 
     def tasks(self) -> list[TaskInfo]:
         return [TaskInfo("guess")]
@@ -87,8 +88,8 @@ class ToySuite(Suite):
             raise RuntimeError("the toy simulator is broken on this machine")
         return GuessEpisode(task_id, seed, int(options.get("budget", 10)))
 
-    def plan(self, **options: Any) -> list[EpisodeSpec]:
-        return [EpisodeSpec("toy", "guess", s, {"budget": 10}) for s in range(options.get("n", 4))]
+    def plan(self, **options: Any) -> list[Case]:
+        return [Case("guess", {"budget": 10})]
 
     def report_sections(self, records):
         from discoverygym.report.figures import figure_html, new_figure

@@ -29,7 +29,7 @@ CASES = [
 
 def parity(suite: str, options: dict, agent: str, count: int, scratch: Path) -> dict:
     s = get_suite(suite)
-    specs = s.plan(**s.parse_options({k: str(v) for k, v in options.items()}))[:count]
+    specs = s.episodes(**s.parse_options({k: str(v) for k, v in options.items()}))[:count]
     tag = "-".join([suite, agent, *map(str, options.values())])
     run_dir = scratch / f"run-{tag}"
     run_episodes(specs, out_dir=run_dir, agent=agent, executor="serial",

@@ -13,11 +13,14 @@ them."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .core import get_suite
 from .core.audit_registry import AttackFamily, AuditTarget, Outcome, guard, play
+from .core.grid import checked_seeds
 
 __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", "audit",
            "families", "guard"]
@@ -43,14 +46,25 @@ def families(target: AuditTarget) -> list[AttackFamily]:
 
 
 def audit(suite: str, *, package: Path | None = None, problems: str | None = None,
-          interpreter: bool = True) -> list[Outcome]:
+          interpreter: bool = True, seeds: Sequence[int] | None = None) -> list[Outcome]:
     """All attacks that apply to `suite` (a package folder or a problem file narrows
-    the target)."""
+    the target), played on the audit case with each of `seeds` (the runner's seeds;
+    default: the suite's first default seed). With several seeds each outcome names
+    its seed."""
     scope: dict[str, Any] = {}
     if package is not None:
         scope["package"] = package
     if problems is not None:
         scope["problems"] = problems
-    target = AuditTarget(get_suite(suite), scope, interpreter)
-    target.episode_spec()  # a scope the suite does not take is refused before any attack
-    return play(families(target), target)
+    chosen = get_suite(suite)
+    seed_list: list[int | None] = list(checked_seeds(seeds)) if seeds is not None else [None]
+    targets = [AuditTarget(chosen, scope, interpreter, seed) for seed in seed_list]
+    for target in targets:  # a scope the suite does not take is refused before any attack
+        target.episode_spec()
+    outcomes = []
+    for target in targets:
+        played = play(families(target), target)
+        if len(targets) > 1:  # name the seed, so that two seeds' outcomes read apart
+            played = [replace(o, attack=f"{o.attack} (seed {target.seed})") for o in played]
+        outcomes += played
+    return outcomes

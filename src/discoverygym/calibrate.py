@@ -9,10 +9,10 @@ the science fails it. The suite names its agents by role in `baselines.CALIBRATI
 - `no_science`: baselines that skip the science (e.g. a forecast with the normal law);
 - `trivial`: answer without measuring (a constant, a guess from the prompt, no answer).
 
-Every agent plays the same episodes: the suite's plan for the given options, each
-(task, options) played once per calibration seed. The runs go through the ordinary
-runner (`run_episodes`, one run directory per agent), so executors, workers, records
-and `--resume` behave as in `discoverygym run`.
+Every agent plays the same episodes: the suite's plan for the given options (its
+cases), crossed with the calibration seeds as the runner crosses them (`core.cross`).
+The runs go through the ordinary runner (`run_episodes`, one run directory per agent),
+so executors, workers, records and `--resume` behave as in `discoverygym run`.
 
 Verdict per task, from the pass rates (`verdict`, first rule that applies):
 
@@ -49,6 +49,8 @@ from .core import (
     get_suite,
 )
 from .core.escape import for_markdown, for_markdown_code
+from .core.grid import seed_text
+from .core.suite import cross
 
 ORACLE_MIN = 0.8  # an oracle must pass at least this fraction of a task's episodes
 MARGIN = 0.2  # a trivial or no-science agent may beat chance by at most this much
@@ -76,22 +78,17 @@ def roles_of(suite: str) -> dict[str, list[str]]:
 
 def calibration_specs(suite: str, seeds: Sequence[int], *, tasks: str | None = None,
                       options: dict[str, Any] | None = None) -> list[EpisodeSpec]:
-    """The suite's plan for `options`, filtered by `tasks` (comma-separated ids or shell
-    patterns such as 'mass_*'), each (task, options) once per seed."""
-    plan = get_suite(suite).plan(**(options or {}))
+    """The suite's cases for `options`, filtered by `tasks` (comma-separated ids or shell
+    patterns such as 'mass_*'), crossed with `seeds`."""
+    cases = get_suite(suite).plan(**(options or {}))
     if tasks:
         patterns = [p.strip() for p in tasks.split(",") if p.strip()]
         for pattern in patterns:
-            if not any(fnmatch.fnmatchcase(s.task_id, pattern) for s in plan):
+            if not any(fnmatch.fnmatchcase(c.task_id, pattern) for c in cases):
                 raise UnknownName(f"--tasks {pattern!r} matches no task of this {suite} "
                                   "plan; see `discoverygym tasks " + suite + "`.")
-        plan = [s for s in plan if any(fnmatch.fnmatchcase(s.task_id, p) for p in patterns)]
-    unique: dict[str, EpisodeSpec] = {}
-    for spec in plan:
-        unique.setdefault(json.dumps([spec.task_id, spec.options], sort_keys=True,
-                                     default=str), spec)
-    return [EpisodeSpec(s.suite, s.task_id, seed, dict(s.options))
-            for s in unique.values() for seed in seeds]
+        cases = [c for c in cases if any(fnmatch.fnmatchcase(c.task_id, p) for p in patterns)]
+    return cross(suite, cases, seeds)
 
 
 @dataclass
@@ -233,7 +230,7 @@ class CalibrationResult:
         head = ["task", *[f"{a} ({role_of[a].replace('_', '-')})" for a in self.agents],
                 "verdict"]
         lines = [for_markdown_code(self.command, 2000), "",
-                 f"Seeds {_seed_text(self.seeds)}; cells are passed / episodes"
+                 f"Seeds {seed_text(self.seeds)}; cells are passed / episodes"
                  + (" · median metric" if values else "") + ". "
                  + ", ".join(f"{k}: {v}" for k, v in self.counts().items()) + ".", "",
                  "| " + " | ".join(head) + " |",
@@ -263,18 +260,10 @@ class CalibrationResult:
         return "\n".join(lines) + "\n"
 
 
-def _seed_text(seeds: Sequence[int]) -> str:
-    """'0-9' for a range, else a comma list."""
-    seeds = list(seeds)
-    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(map(str, seeds))
-
-
 def command_line(suite: str, seeds: Sequence[int], tasks: str | None,
                  raw_options: dict[str, str]) -> str:
     """The `discoverygym calibrate` command that reproduces a table (quoted for a shell)."""
-    parts = ["discoverygym calibrate", shlex.quote(suite), "--seeds", _seed_text(seeds)]
+    parts = ["discoverygym calibrate", shlex.quote(suite), "--seeds", seed_text(seeds)]
     if tasks:
         parts += ["--tasks", shlex.quote(tasks)]
     for key, value in raw_options.items():

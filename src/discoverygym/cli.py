@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .cli_args import console, err_console, one_line_failure
+from .cli_args import SEEDS_HELP, SeedsOption, console, err_console, one_line_failure
 from .cli_args import episode_options as _episode_options
 from .cli_args import parse_extra as _parse_extra
 from .core import (
@@ -25,9 +25,12 @@ from .core import (
     available_suites,
     get_suite,
     load_plugins,
+    plan_episodes,
 )
 from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
+from .core.grid import seed_text
+from .core.seeds import parse_seeds
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -142,11 +145,13 @@ def run(
     key_file: Annotated[Path | None, typer.Option(
         help="Key every draw with this key (`discoverygym key new`); default: "
              "DISCOVERYGYM_KEY or DISCOVERYGYM_KEY_FILE, else public draws.")] = None,
+    seeds: SeedsOption = None,
 ):
     """Run a suite's episodes with a scripted agent (or an LLM via --model).
 
     Suite options follow the suite name, e.g. `--protocol budget-obs-100 --tasks period`;
-    `discoverygym options SUITE` lists them."""
+    `discoverygym options SUITE` lists them. Every case the options select is played
+    once per seed of `--seeds`."""
     from .run import default_out_dir, run_episodes
 
     key = _key_or_exit(key_file)
@@ -154,7 +159,8 @@ def run(
     try:
         s = get_suite(suite)
         options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
-        specs = s.plan(**options)
+        seed_list = parse_seeds(seeds) if seeds is not None else list(s.default_seeds)
+        specs = plan_episodes(s, options, seed_list, key=key)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
@@ -169,12 +175,13 @@ def run(
             raise typer.Exit(1)
         tasks_planned = len({spec.task_id for spec in specs})
         console.print(f"dry run: {len(specs)} episodes of {tasks_planned} tasks of {suite} "
-                      f"for {escape(who)}; nothing played", soft_wrap=True)
+                      f"(seeds {seed_text(seed_list)}) for {escape(who)}; nothing played",
+                      soft_wrap=True)
         return
     out_dir = out or default_out_dir(suite, who)
-    config = {"suite": suite, "agent": agent, "model": model, "options": options}
+    config = {"suite": suite, "agent": agent, "model": model, "options": options,
+              "seeds": seed_list}
     if key is not None:  # run.json names the key (id and commitment), never holds it
-        specs = [spec.with_key(key) for spec in specs]
         config |= {"key_id": key.id, "key_commitment": key.commitment}
     if grader_model is not None:
         if model is None:
@@ -276,9 +283,12 @@ def audit_cmd(
         help="Also attack from inside the sandboxed interpreter.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
         = False,
+    seeds: SeedsOption = None,
 ):
     """Play a library of cheating agents against a suite, a package or a problem set and
-    print attack, expected and observed outcome; exits 1 on any finding."""
+    print attack, expected and observed outcome; exits 1 on any finding. The attacks
+    play the suite's audit case on each seed of `--seeds` (default: its first default
+    seed)."""
     import json as _json
 
     from rich.table import Table
@@ -286,7 +296,8 @@ def audit_cmd(
     from .audit import audit
 
     try:
-        outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter)
+        outcomes = audit(suite, package=package, problems=problems, interpreter=interpreter,
+                         seeds=parse_seeds(seeds) if seeds is not None else None)
     except (UnknownName, ValueError, FileNotFoundError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
@@ -311,8 +322,9 @@ def audit_cmd(
 def calibrate_cmd(
     ctx: typer.Context,
     suite: Annotated[str, typer.Argument(help="Suite name (see `discoverygym list`).")],
-    seeds: Annotated[str, typer.Option(help="Seeds every (task, options) is played with: "
-                                            "'0-9', '3' or '0,2,5'.")] = "0-2",
+    seeds: Annotated[str, typer.Option(help=SEEDS_HELP.split(" Default")[0] + " Default "
+                                            "0-2: a verdict rests on several episodes.")]
+        = "0-2",
     tasks: Annotated[str | None, typer.Option(
         help="Task ids or shell patterns, comma separated (default: the whole plan).")] = None,
     out: Annotated[Path | None, typer.Option(
@@ -339,7 +351,6 @@ def calibrate_cmd(
     Suite options follow as in `discoverygym run`, e.g. `--protocol budget-obs-100`.
     Exits 1 when a task leaks (a trivial agent passes it)."""
     from .calibrate import LEAKS, calibrate, calibration_specs, roles_of, write_table
-    from .core.seeds import parse_seeds
 
     try:
         seed_list = parse_seeds(seeds)
@@ -521,11 +532,17 @@ def mcp_cmd(
 
 @app.command("options")
 def show_options(suite: str):
-    """List a suite's run options."""
-    s = get_suite(suite)
-    table = Table(title=f"discoverygym run {suite} options")
+    """List a suite's run options, and the seeds its cases are played with by default."""
+    try:
+        s = get_suite(suite)
+    except UnknownName as exc:
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
+        raise typer.Exit(1) from None
+    table = Table(title=f"discoverygym run {for_terminal(suite)} options")
     table.add_column("option")
     table.add_column("help")
+    table.add_row("--seeds", f"the runner's seeds, every case once per seed (default "
+                             f"{seed_text(s.default_seeds)})")
     for opt in s.run_options:
         table.add_row(for_terminal("--" + opt.name.replace("_", "-")), for_terminal(opt.help, 1000))
     console.print(table)

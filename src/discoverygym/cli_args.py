@@ -4,13 +4,21 @@ groups (`adapters/*/cli.py`) both use it, so neither has to import the other."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+from .core.seeds import ACCEPTED
+
 console = Console()
 err_console = Console(stderr=True)
+
+#: The one `--seeds` of every command that plans episodes (run, calibrate, audit, the
+#: Harbor export, the verifiers eval); core.seeds reads it, core.cross crosses with it.
+SEEDS_HELP = (f"Seeds every case (task, options) is played with: {ACCEPTED}. "
+              "Default: the suite's (`discoverygym options SUITE`).")
+SeedsOption = Annotated[str | None, typer.Option("--seeds", help=SEEDS_HELP)]
 
 
 def one_line_failure(exc: BaseException) -> str:

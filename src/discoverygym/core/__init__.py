@@ -9,6 +9,7 @@ from .errors import (
     ToolInputError,
     UnknownName,
 )
+from .grid import Case
 from .limits import AgentLimits, PythonLimits
 from .record import SCHEMA_VERSION, EpisodeRecord, Score, Usage, episode_key
 from .suite import (
@@ -24,10 +25,12 @@ from .suite import (
     agent_table,
     available_suites,
     calibration_table,
+    cross,
     get_suite,
     is_privileged,
     load_plugins,
     make_agent,
+    plan_episodes,
     play_agent,
     register_agents,
     register_suite,
@@ -36,10 +39,10 @@ from .suite import (
 from .tools import ToolResult, ToolSpec, validate_arguments
 
 __all__ = [
-    "CALIBRATION_ROLES", "Agent", "AgentLimits", "AgentNotApplicable", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
+    "CALIBRATION_ROLES", "Agent", "Case", "AgentLimits", "AgentNotApplicable", "Budget", "DiscoveryGymError", "Episode", "EpisodeFinished", "EpisodeRecord",
     "EpisodeSpec", "EpisodeView", "PrivilegedAgent", "PythonLimits", "RunOption", "SCHEMA_VERSION", "SUITES", "Score", "Suite", "SuiteEntry",
     "TaskInfo", "ToolInputError", "ToolResult", "ToolSpec", "Usage", "UnknownName",
-    "agent_table", "available_suites", "calibration_table", "episode_key", "get_suite", "is_privileged", "load_plugins",
-    "make_agent", "play_agent", "register_agents", "register_suite",
+    "agent_table", "available_suites", "calibration_table", "cross", "episode_key", "get_suite", "is_privileged", "load_plugins",
+    "make_agent", "plan_episodes", "play_agent", "register_agents", "register_suite",
     "suite_names", "validate_arguments",
 ]

@@ -52,16 +52,27 @@ class Outcome:
 @dataclass(frozen=True)
 class AuditTarget:
     """What one audit plays against: a suite; its `scope`, the audit options that narrow
-    it (a package folder, a problem file), which the suite reads in `audit_episode` and
-    its own attacks; and whether attacks from inside the interpreter are wanted."""
+    it (a package folder, a problem file), which the suite reads in `audit_case` and
+    its own attacks; the seed the case is played with (None: the suite's first default
+    seed); and whether attacks from inside the interpreter are wanted."""
 
     suite: Suite
     scope: Mapping[str, Any] = field(default_factory=dict)
     interpreter: bool = True
+    seed: int | None = None
+
+    @property
+    def episode_seed(self) -> int:
+        """The seed the audit's episodes are played with."""
+        return self.suite.default_seeds[0] if self.seed is None else self.seed
 
     def episode_spec(self) -> EpisodeSpec:
-        """The episode the platform's attacks play on (`Suite.audit_episode`)."""
-        return self.suite.audit_episode(dict(self.scope))
+        """The episode the platform's attacks play on: `Suite.audit_case` on the seed,
+        crossed by the grid as every run's episodes are."""
+        from .suite import cross
+
+        return cross(self.suite.name, [self.suite.audit_case(dict(self.scope))],
+                     [self.episode_seed])[0]
 
     def make_episode(self) -> Episode:
         """A fresh episode of `episode_spec()`."""

@@ -1,6 +1,9 @@
 """A conformance check for any registered suite, in the spirit of Gymnasium's
 `check_env`: what every suite promises, checked from the outside on real episodes.
 
+- the plan holds cases, not seeds: `plan()` gives `Case`s (task, options) whose
+  options name no seed (the runner's `--seeds` give those), and `default_seeds` are
+  seeds;
 - the plan round-trips: each planned spec builds an episode that names the same task,
   seed and options;
 - the same spec and the same calls give the same record;
@@ -22,7 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .episode import Episode, EpisodeView
+from .grid import Case, checked_seeds
 from .suite import EpisodeSpec, Suite, get_suite
+
+#: Option names that would carry seeds past the runner (the grid owns the seeds).
+SEED_OPTIONS = ("seed", "seeds", "attempts")
 
 #: Arguments no tool should accept: wrong shape, unknown names, hostile sizes.
 BAD_ARGUMENTS: tuple[Any, ...] = (
@@ -177,9 +184,36 @@ def check_spec(suite: Suite, spec: EpisodeSpec) -> list[Finding]:
     return findings
 
 
+def check_plan(suite: Suite) -> list[Finding]:
+    """The default plan holds cases without seeds; the default seeds are seeds."""
+    findings = []
+    try:
+        checked_seeds(suite.default_seeds)
+    except (TypeError, ValueError) as exc:
+        findings.append(Finding("plan", f"{suite.name}: default_seeds: {exc}"))
+    for case in suite.plan():
+        if not isinstance(case, Case):
+            return findings + [Finding("plan", f"{suite.name}: plan() gave a "
+                                               f"{type(case).__name__}, not a Case (task, "
+                                               "options): the runner gives the seeds")]
+        named = sorted(set(case.options) & set(SEED_OPTIONS))
+        if named:
+            findings.append(Finding("plan", f"{suite.name}: case {case.task_id} carries "
+                                            f"{', '.join(named)}: seeds come from --seeds"))
+            break
+    run_options = sorted({o.name for o in suite.run_options} & set(SEED_OPTIONS))
+    if run_options:
+        findings.append(Finding("plan", f"{suite.name}: run option(s) {', '.join(run_options)} "
+                                        "repeat a case; the runner's --seeds do that"))
+    return findings
+
+
 def check_suite(name: str, n_specs: int = 1) -> list[Finding]:
-    """Findings for the first `n_specs` episodes of the suite's default plan."""
+    """Findings for the suite's default plan and its first `n_specs` episodes."""
     suite = get_suite(name)
+    plan_findings = check_plan(suite)
+    if plan_findings:
+        return plan_findings
     specs = suite.default_episodes()[:n_specs]
     if not specs:
         return [Finding("plan", f"{name}: the default plan is empty")]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
@@ -15,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .episode import Episode, EpisodeView
 from .errors import UnknownName
+from .grid import Case, checked_seeds
 from .keys import Key
 from .limits import AgentLimits, PythonLimits
 
@@ -73,6 +75,31 @@ class EpisodeSpec:
         return episode
 
 
+def cross(suite: str, cases: Sequence[Case], seeds: Iterable[int], *,
+          key: Key | None = None) -> list[EpisodeSpec]:
+    """Every case with every seed, case by case (a case's seeds side by side), each
+    (task, options, seed) once; keyed by `key` when given."""
+    seed_list = checked_seeds(seeds)
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if not isinstance(case, Case):
+            raise TypeError(f"{suite}'s plan() gave {type(case).__name__}, not a Case: a plan "
+                            "holds cases (task, options); the runner gives the seeds")
+        seen.setdefault(json.dumps([case.task_id, case.options], sort_keys=True,
+                                   default=str), case)
+    return [EpisodeSpec(suite, case.task_id, seed, dict(case.options), key)
+            for case in seen.values() for seed in seed_list]
+
+
+def plan_episodes(suite: Suite, options: dict[str, Any] | None = None,
+                  seeds: Iterable[int] | None = None, *,
+                  key: Key | None = None) -> list[EpisodeSpec]:
+    """The episodes of a run of `suite` with these (parsed) options: its plan crossed
+    with `seeds` (default: the suite's `default_seeds`)."""
+    cases = suite.plan(**(options or {}))
+    return cross(suite.name, cases, suite.default_seeds if seeds is None else seeds, key=key)
+
+
 @dataclass(frozen=True)
 class RunOption:
     """A suite-specific option of `discoverygym run SUITE` (e.g. `--protocol`).
@@ -98,6 +125,8 @@ class Suite(ABC):
     tier_limits: dict[str, AgentLimits] = {}
     python_limits: PythonLimits = PythonLimits()
     agent_note: str = ""
+    #: The seeds a run plays each case with when `--seeds` is not given.
+    default_seeds: tuple[int, ...] = (0,)
     #: Options that are themselves seeds (a procedural world's seed): with a key they are
     #: keyed too, and records keep the public value.
     keyed_options: tuple[str, ...] = ()
@@ -116,8 +145,14 @@ class Suite(ABC):
         """Build one episode. Unknown tasks or options raise UnknownName/ValueError."""
 
     @abstractmethod
-    def plan(self, **options: Any) -> list[EpisodeSpec]:
-        """The episodes a run with these (already parsed) options consists of."""
+    def plan(self, **options: Any) -> list[Case]:
+        """The cases (task, options; no seed) a run with these (already parsed) options
+        asks; the runner crosses them with the seeds (`cross`)."""
+
+    def episodes(self, seeds: Iterable[int] | None = None, *, key: Key | None = None,
+                 **options: Any) -> list[EpisodeSpec]:
+        """The plan for `options` crossed with `seeds` (default `default_seeds`)."""
+        return plan_episodes(self, options, seeds, key=key)
 
     def keyed_episode(self, spec: EpisodeSpec, key: Key) -> Episode:
         """`spec`'s episode with every draw keyed: the episode seed becomes
@@ -153,8 +188,9 @@ class Suite(ABC):
         return False
 
     def default_episodes(self) -> list[EpisodeSpec]:
-        """The canonical episode set, as counted by `discoverygym list`."""
-        return self.plan()
+        """The canonical episode set, as counted by `discoverygym list`: the default plan
+        on the default seeds."""
+        return self.episodes()
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Suite-specific aggregates added to summary.json (by default none)."""
@@ -170,15 +206,15 @@ class Suite(ABC):
         Suites override this; the report module supplies the plotting helpers."""
         return []
 
-    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
-        """The episode `discoverygym audit` plays the platform's attacks on (hostile tool
-        arguments, the interpreter). `scope` holds the audit options that narrow the
-        target (`--package`, `--problems`); a suite that takes none refuses them.
-        Default: the first canonical episode."""
+    def audit_case(self, scope: dict[str, Any]) -> Case:
+        """The case `discoverygym audit` plays the platform's attacks on (hostile tool
+        arguments, the interpreter), on the audit's seeds. `scope` holds the audit
+        options that narrow the target (`--package`, `--problems`); a suite that takes
+        none refuses them. Default: the first case of the default plan."""
         if scope:
             raise ValueError(f"The audit of {self.name} takes no "
                              f"{', '.join('--' + k for k in scope)}.")
-        return self.default_episodes()[0]
+        return self.plan()[0]
 
     def audit_attacks(self) -> tuple[Any, ...]:
         """The attack families (core.audit_registry.AttackFamily) this suite declares
@@ -195,6 +231,8 @@ class Suite(ABC):
         parsed: dict[str, Any] = {}
         for key, value in raw.items():
             name = key.replace("-", "_")
+            if name not in known and name in RETIRED_OPTIONS:
+                raise UnknownName(RETIRED_OPTIONS[name])
             if name not in known:
                 allowed = ", ".join("--" + o.name.replace("_", "-") for o in self.run_options)
                 flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
@@ -204,6 +242,13 @@ class Suite(ABC):
                                   f"Options: {allowed or 'none'}.")
             parsed[name] = known[name].parse(value)
         return parsed
+
+
+#: Options that are gone, and what replaced them (said in one line when given).
+RETIRED_OPTIONS = {
+    "attempts": "--attempts is gone: the runner plays each case once per seed; for K "
+                "attempts give --seeds 0-(K-1), e.g. --seeds 0-4 for five.",
+}
 
 
 class Agent(Protocol):

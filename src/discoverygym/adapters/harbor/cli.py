@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ...cli_args import SeedsOption
+
 export_app = typer.Typer(help="Write episodes in another framework's task format.",
                          no_args_is_help=True, add_completion=False)
 
@@ -27,6 +29,7 @@ def harbor_cmd(
     key_file: Annotated[Path | None, typer.Option(
         help="Key the tasks with this key (default: DISCOVERYGYM_KEY or "
              "DISCOVERYGYM_KEY_FILE, else a fresh key for this export).")] = None,
+    seeds: SeedsOption = None,
 ):
     """Export a suite's episodes as Harbor tasks. Suite options follow, as for `run`
     (e.g. `--protocol full-obs --tasks period --worlds A`)."""
@@ -34,6 +37,7 @@ def harbor_cmd(
     from ...cli_args import parse_extra as _parse_extra
     from ...core import UnknownName, get_suite
     from ...core.keys import BadKey, new_key, resolve_key
+    from ...core.seeds import parse_seeds
     from .dataset import export_tasks
     from .keyed import INDEX_NAME
 
@@ -45,7 +49,8 @@ def harbor_cmd(
     try:
         options = get_suite(suite).parse_options(_parse_extra(list(ctx.args)))
         tasks = export_tasks(suite, out_dir, options=options, oracle=oracle, wheel=wheel,
-                             limit=limit, key=key)
+                             limit=limit, key=key,
+                             seeds=parse_seeds(seeds) if seeds is not None else None)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc

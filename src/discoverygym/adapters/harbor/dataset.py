@@ -5,10 +5,11 @@ apart from both so that neither imports the other's dispatcher."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, get_suite
+from ...core import EpisodeSpec, get_suite, plan_episodes
 from ...core.keys import Key, new_key
 from .export import ExportedTask, default_oracle, export_file_task
 from .keyed import opaque_name, write_index
@@ -18,17 +19,21 @@ from .sidecar import export_sidecar_task
 def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = None,
                  specs: list[EpisodeSpec] | None = None, oracle: str | None = None,
                  wheel: Path | None = None, limit: int | None = None,
-                 key: Key | None = None) -> list[ExportedTask]:
-    """Export the episodes of `suite` that a run with these (parsed) options would play,
-    or `specs`, into `out_dir` (one directory per episode; an existing one is
-    replaced). Single-submit episodes become file tasks, the others sidecar tasks.
+                 key: Key | None = None,
+                 seeds: Sequence[int] | None = None) -> list[ExportedTask]:
+    """Export the episodes of `suite` that a run with these (parsed) options and
+    `seeds` (default: the suite's) would play, or `specs`, into `out_dir` (one directory
+    per episode; an existing one is replaced). Single-submit episodes become file
+    tasks, the others sidecar tasks.
 
     Every task is keyed (`key`, else a fresh key for this export: keyed.py), named
     opaquely, and listed in the private index `out_dir/discoverygym-index.json`."""
-    chosen = specs if specs is not None else get_suite(suite).plan(**(options or {}))
-    chosen = chosen[:limit] if limit is not None else chosen
     key = key or new_key()
-    chosen = [spec.with_key(key) for spec in chosen]
+    if specs is None:
+        chosen = plan_episodes(get_suite(suite), options, seeds, key=key)
+    else:
+        chosen = [spec.with_key(key) for spec in specs]
+    chosen = chosen[:limit] if limit is not None else chosen
     oracle = oracle or default_oracle(suite)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_index(out_dir, key, {opaque_name(spec): spec for spec in chosen})

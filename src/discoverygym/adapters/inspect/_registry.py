@@ -20,7 +20,8 @@ def _suite_task_factory(suite: str) -> Any:
 
     make.__name__ = suite.replace("-", "_")
     make.__qualname__ = make.__name__
-    make.__doc__ = (f"The {suite} suite's episodes; -T takes the suite's run options "
+    make.__doc__ = (f"The {suite} suite's episodes; -T takes the suite's run options and "
+                    "seeds (-T seeds=0-4) "
                     f"(see `discoverygym options {suite}`).")
     return task(name=suite)(make)
 

@@ -28,9 +28,10 @@ from inspect_ai.tool import (
 )
 from inspect_ai.tool import ToolResult as InspectToolResult
 
-from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite
+from ...core import EpisodeSpec, Suite, ToolSpec, episode_key, get_suite, plan_episodes
 from ...core.bounded import clip
 from ...core.keys import Key
+from ...core.seeds import parse_seeds
 from ...sandbox import SandboxConfig
 from .limits import (
     AgentLimits,
@@ -302,12 +303,15 @@ def suite_task(suite: str | Suite, specs: list[EpisodeSpec] | None = None, *,
                **options: Any) -> Task:
     """An Inspect Task with one Sample per episode of `suite`.
 
-    `specs` (from `suite.plan`) or the suite's options as strings (e.g. protocol=
-    "budget-obs-100", tasks="period,eccentricity") select the episodes."""
+    `specs` (from `suite.episodes`) or the suite's options as strings (e.g. protocol=
+    "budget-obs-100", tasks="period,eccentricity"), with `seeds` as `--seeds` takes
+    them (`-T seeds=0-4`; default the suite's), select the episodes."""
     s = get_suite(suite) if isinstance(suite, str) else suite
     if specs is None:
-        raw = {k: _option_text(v) for k, v in options.items() if k != "model"}
-        specs = s.plan(**s.parse_options(raw))
+        raw = {k: _option_text(v) for k, v in options.items() if k not in ("model", "seeds")}
+        seeds = options.get("seeds")
+        specs = plan_episodes(s, s.parse_options(raw),
+                              None if seeds is None else parse_seeds(_option_text(seeds)))
     lim = limits or suite_limits(s.name)
     samples = [
         Sample(id=sample_id(spec),

@@ -33,7 +33,9 @@ def eval_cmd(
     api_key_var: Annotated[str, typer.Option(help="Environment variable holding the "
                                                   "endpoint's key.")] = "OPENAI_API_KEY",
     split: Annotated[str, typer.Option(help="eval (held-out seeds) or train.")] = "eval",
-    seeds: Annotated[int, typer.Option(help="eval: episodes per task.")] = 1,
+    seeds: Annotated[str | None, typer.Option(
+        help="eval: the runner's seeds, each case once per seed (0-4: five), played in the "
+             "held-out range (1000000 + seed). Default 0.")] = None,
     limit: Annotated[int | None, typer.Option("-n", help="Play the first N tasks.")] = None,
     rollouts: Annotated[int, typer.Option("-r", help="Rollouts per task.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Output directory of vf-eval "

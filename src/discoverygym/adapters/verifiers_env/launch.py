@@ -70,19 +70,21 @@ def run_dir_name(suite: str) -> str:
 
 
 def eval_command(suite: str, *, model: str, base_url: str, api_key_var: str,
-                 options: dict[str, str] | None = None, split: str = "eval", seeds: int = 1,
+                 options: dict[str, str] | None = None, split: str = "eval",
+                 seeds: str | None = None,
                  limit: int | None = None, rollouts: int = 1,
                  out: Path | None = None, run_dir: str | None = None) -> list[str]:
     """The `vf-eval` command line for a local run of `suite` (selection as in
     `discoverygym run`)."""
     argv = [str(Path(sys.executable).parent / "vf-eval"), "discoverygym-rl",
             "--env.taskset.suite", suite, "--env.taskset.split", split,
-            "--env.taskset.seeds", str(seeds),
             "--env.agent.runtime.type", "subprocess", "--no-push", "--no-rich",
             "--model", model, "--client.base-url", base_url,
             "--client.api-key-var", api_key_var, "-r", str(rollouts)]
     for key, value in (options or {}).items():
         argv += [f"--env.taskset.options.{key.replace('-', '_')}", str(value)]
+    if seeds is not None:
+        argv += ["--env.taskset.seeds", seeds]
     if limit is not None:
         argv += ["-n", str(limit)]
     if out is not None:

@@ -1,10 +1,10 @@
 """Which episodes a verifiers taskset holds: the selection of `discoverygym run` (the
 suite's own run options), split so that training can never see an evaluation episode.
 
-- **eval**: the suite's plan for the given options (its published tasks and worlds),
-  each played with episode seeds from the held-out range `[EVAL_SEED_START,
-  EVAL_SEED_START + seeds)`; a procedural world (`world_seed`) must come from that
-  range too.
+- **eval**: the suite's cases for the given options (its published tasks and worlds),
+  crossed with the runner's seeds (`--seeds`, one parser: core.seeds; default 0) moved
+  into the held-out range: seed s plays episode seed `EVAL_SEED_START + s`. A
+  procedural world (`world_seed`) must come from that range too.
 - **train**: never an evaluation world or a published task's truth, whatever the
   options. A suite that draws procedural worlds (a `world_seed` run option) trains on
   worlds `0, 1, 2, ...` with episode seeds of the same numbers; a suite whose seed alone
@@ -22,15 +22,16 @@ Pure Python over the registry: no verifiers import, no suite named."""
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...core import EpisodeSpec, get_suite
+from ...core import Case, EpisodeSpec, cross, get_suite
+from ...core.grid import checked_seeds
 from ...core.keys import KEY_FILE_ENV, Key, key_from_environment, new_key, write_key_file
+from ...core.seeds import parse_seeds
 
 #: First seed of the held-out evaluation range; training seeds stay below it.
 EVAL_SEED_START = 1_000_000
@@ -44,29 +45,35 @@ def _parsed(suite: str, raw: dict[str, str]) -> dict[str, Any]:
     return get_suite(suite).parse_options({str(k): str(v) for k, v in raw.items()})
 
 
-def _base(suite: str, options: dict[str, Any]) -> list[EpisodeSpec]:
-    """The plan's distinct (task, options) pairs, seed left at 0: a suite's own seed
-    options (`seeds`, `attempts`) only repeat a task, and the split sets the seeds."""
-    seen: dict[str, EpisodeSpec] = {}
-    for spec in get_suite(suite).plan(**options):
-        key = json.dumps([spec.task_id, spec.options], sort_keys=True, default=str)
-        seen.setdefault(key, EpisodeSpec(spec.suite, spec.task_id, 0, dict(spec.options)))
-    if not seen:
+def _cases(suite: str, options: dict[str, Any]) -> list[Case]:
+    """The suite's cases (task, options) for the selection; the split sets the seeds."""
+    cases = get_suite(suite).plan(**options)
+    if not cases:
         raise ValueError(f"The selection {options or '(defaults)'} holds no episode of {suite}.")
-    return list(seen.values())
+    return cases
 
 
-def eval_specs(suite: str, raw: dict[str, str] | None = None, seeds: int = 1) -> list[EpisodeSpec]:
-    """The evaluation episodes: every planned task once per held-out seed."""
-    if seeds < 1:
-        raise ValueError("seeds must be at least 1.")
+def _seed_list(seeds: str | Sequence[int] | None) -> list[int]:
+    if seeds is None:
+        return [0]
+    return parse_seeds(seeds) if isinstance(seeds, str) else checked_seeds(seeds)
+
+
+def eval_specs(suite: str, raw: dict[str, str] | None = None,
+               seeds: str | Sequence[int] | None = None, *,
+               key: Key | None = None) -> list[EpisodeSpec]:
+    """The evaluation episodes: every case once per seed of `seeds` (a `--seeds` text
+    or a list; default 0), each moved into the held-out range."""
+    held_out = [EVAL_SEED_START + s for s in _seed_list(seeds)]
+    if held_out[-1] >= 2 * EVAL_SEED_START:
+        raise ValueError(f"eval seeds run from 0 to {EVAL_SEED_START - 1} (each is played "
+                         f"as {EVAL_SEED_START} + seed, in the held-out range)")
     options = _parsed(suite, raw or {})
     world_seed = options.get(WORLD_SEED)
     if world_seed is not None and int(world_seed) < EVAL_SEED_START:
         raise ValueError(f"An evaluation world_seed must be at least {EVAL_SEED_START}; "
                          "lower world seeds are training worlds.")
-    return [EpisodeSpec(s.suite, s.task_id, EVAL_SEED_START + k, s.options)
-            for k in range(seeds) for s in _base(suite, options)]
+    return cross(suite, _cases(suite, options), held_out, key=key)
 
 
 def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[EpisodeSpec]:
@@ -84,19 +91,18 @@ def train_specs(suite: str, raw: dict[str, str] | None = None) -> Iterator[Episo
     if any(o.name == WORLD_SEED for o in entry.run_options):
         return _rounds(suite, options, None)
     if entry.seed_draws_truth:
-        return _rounds(suite, options, _base(suite, options))
+        return _rounds(suite, options, _cases(suite, options))
     raise ValueError(f"{suite} has no procedural worlds and its tasks' truths do not "
                      "depend on the seed: training on them would train on the evaluation "
                      "answers. Its episodes are for --split eval only.")
 
 
 def _rounds(suite: str, options: dict[str, Any],
-            fixed: list[EpisodeSpec] | None) -> Iterator[EpisodeSpec]:
+            fixed: list[Case] | None) -> Iterator[EpisodeSpec]:
     for seed in itertools.count():
         if seed >= EVAL_SEED_START:
             return
-        for spec in fixed or _base(suite, {**options, WORLD_SEED: seed}):
-            yield EpisodeSpec(spec.suite, spec.task_id, seed, spec.options)
+        yield from cross(suite, fixed or _cases(suite, {**options, WORLD_SEED: seed}), [seed])
 
 
 def eval_key() -> Key:
@@ -114,11 +120,14 @@ def eval_key() -> Key:
 
 
 def split_specs(suite: str, split: str, raw: dict[str, str] | None = None,
-                seeds: int = 1) -> Iterator[EpisodeSpec]:
-    """The episodes of `split` ("train" or "eval"); the eval split's are keyed."""
+                seeds: str | Sequence[int] | None = None) -> Iterator[EpisodeSpec]:
+    """The episodes of `split` ("train" or "eval"); the eval split's are keyed. `seeds`
+    (the runner's `--seeds`) belong to the eval split; training draws its own."""
     if split == "eval":
-        key = eval_key()
-        return iter([spec.with_key(key) for spec in eval_specs(suite, raw, seeds)])
+        return iter(eval_specs(suite, raw, seeds, key=eval_key()))
     if split == "train":
+        if seeds is not None:
+            raise ValueError("--seeds chooses the eval split's seeds; the train split plays "
+                             "seeds 0, 1, 2, ... round by round (say how many tasks with -n).")
         return train_specs(suite, raw)
     raise ValueError(f"Unknown split {split!r}; splits: {', '.join(SPLITS)}.")

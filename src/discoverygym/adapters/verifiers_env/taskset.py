@@ -204,8 +204,9 @@ class DiscoveryTasksetConfig(vf.TasksetConfig):
     """The suite's run options, as `discoverygym run` takes them (`protocol`, `tasks`,
     `worlds`, `level`, ...)."""
     split: Literal["train", "eval"] = "eval"
-    seeds: int = 1
-    """eval: episodes per planned task, on held-out seeds."""
+    seeds: str | None = None
+    """eval: the runner's `--seeds` ("0-4": five episodes per case; default "0"), played
+    in the held-out range."""
     task: DiscoveryTaskConfig = DiscoveryTaskConfig()
 
 

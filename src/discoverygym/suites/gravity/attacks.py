@@ -16,12 +16,13 @@ QUESTIONS = ("is_bound", "kepler_3rd_law")
 
 def blind_answer_attacks(target: AuditTarget, setup: str = "leak-free") -> list[Outcome]:
     """For each question and each blind answer (`true`, `false`): submit it, without one
-    observation, on every procedural world of WORLD_SEEDS that asks the question (episode
-    seed 0), and count the passes. Expected: at most LEAK_LINE of them."""
+    observation, on every procedural world of WORLD_SEEDS that asks the question (on the
+    audit's episode seed, 0 by default), and count the passes. Expected: at most LEAK_LINE of them."""
     suite = target.suite
     outcomes = []
     for task_id in QUESTIONS:
-        specs = suite.plan(world_seeds=WORLD_SEEDS, tasks=task_id, setup=setup)
+        specs = suite.episodes([target.episode_seed], world_seeds=WORLD_SEEDS, tasks=task_id,
+                               setup=setup)
         for answer in (True, False):
             def attack(specs=specs, answer=answer) -> tuple[bool, str]:
                 passed = 0

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core import (
+    AgentLimits,
+    Case,
+    EpisodeSpec,
+    PythonLimits,
+    RunOption,
+    Suite,
+    TaskInfo,
+    UnknownName,
+)
 from ...core.keys import Key
 from ...core.seeds import MAX_SEEDS, parse_seeds
 from ...core.streams import GRAVITY_LAW_TWIN
@@ -205,10 +214,11 @@ class GravitySuite(Suite):
 
     def plan(self, *, protocol: str = DEFAULT_PROTOCOL, tasks: Any = None, worlds: Any = None,
              world_seed: int | None = None, world_seeds: Any = None,
-             setup: str = "leak-free", **unknown: Any) -> list[EpisodeSpec]:
-        """The episodes of a run: the published pairs (filtered by `tasks`/`worlds`), or
+             setup: str = "leak-free", **unknown: Any) -> list[Case]:
+        """The cases of a run: the published pairs (filtered by `tasks`/`worlds`), or
         every applicable task on the procedural world of `world_seed` (or of each seed
-        of `world_seeds`, a list or a range such as "0-19"). Seed 0."""
+        of `world_seeds`, a list or a range such as "0-19"). A world seed picks a world
+        (a case); the runner's `--seeds` pick the episode seeds."""
         if unknown:
             raise UnknownName(f"Unknown gravity option(s) {', '.join(sorted(unknown))}. "
                               "Options: protocol, tasks, worlds, world_seed, world_seeds, "
@@ -228,14 +238,12 @@ class GravitySuite(Suite):
         if world_seeds is not None:
             if world_names:
                 raise ValueError("Give either worlds or procedural world seeds, not both.")
-            return [EpisodeSpec("gravity", task.id, 0,
-                                {"world_seed": int(n), "protocol": proto, "setup": setup})
+            return [Case(task.id, {"world_seed": int(n), "protocol": proto, "setup": setup})
                     for n in world_seeds
                     for task in tasks_for_world(get_world(world_seed=int(n)))
                     if task_names is None or task.id in task_names]
         _check(world_names, WORLD_IDS, "world")
-        return [EpisodeSpec("gravity", task_id, 0,
-                            {"world": world_id, "protocol": proto, "setup": setup})
+        return [Case(task_id, {"world": world_id, "protocol": proto, "setup": setup})
                 for task_id, world_id in published_pairs()
                 if (task_names is None or task_id in task_names)
                 and (world_names is None or world_id in world_names)]

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core import (
     AgentLimits,
+    Case,
     EpisodeSpec,
     PythonLimits,
     RunOption,
@@ -19,7 +20,6 @@ from ...core import (
     UnknownName,
     streams,
 )
-from ...core.seeds import parse_seeds
 from .episode import MadEpisode
 from .variants import make_episode
 from .worlds import WORLDS, World, make_world, world_class
@@ -47,7 +47,6 @@ def _world_classes() -> dict[str, type[World]]:
 PROTOCOL_OPTIONS = (
     RunOption("world", "world: " + " | ".join(WORLDS) + " (default classical)", str, "classical"),
     RunOption("law", "law of the world (default: all of the world's laws)", str),
-    RunOption("seeds", "seeds, e.g. 0-9 or 0,3,5 (default 0-9)", parse_seeds),
     RunOption("variant", "predict | infer-<parameter> (classical: infer-kappa) | visual | icl "
               "(default predict)", str, "predict"),
     RunOption("trials", f"trials per episode in the icl variant (default {DEFAULT_ICL_TRIALS})",
@@ -80,6 +79,7 @@ class MadSuite(Suite):
     """Measure-then-predict in worlds with altered physical laws."""
 
     name = "mad"
+    default_seeds = DEFAULT_SEEDS  # the paper's ten runs of each task
     agent_limits = AgentLimits(messages=300, tokens=1_500_000, time_s=3600)
     python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
     agent_note = "The laws of this world may differ from the ones you know; infer them from data."
@@ -132,13 +132,10 @@ class MadSuite(Suite):
         return make_episode(world, task_id=task_id, seed=seed, options=options,
                             variant=variant, trials=trials)
 
-    def plan(self, **options: Any) -> list[EpisodeSpec]:
+    def plan(self, **options: Any) -> list[Case]:
         options = {k: v for k, v in options.items() if v is not None}
         world_name = options.pop("world", "classical")
         cls = world_class(world_name)
-        seeds = options.pop("seeds", list(DEFAULT_SEEDS))
-        if isinstance(seeds, str):
-            seeds = parse_seeds(seeds)
         law = options.pop("law", None)
         variant = options.pop("variant", "predict")
         spec_options = dict(options)
@@ -173,11 +170,10 @@ class MadSuite(Suite):
         else:
             raise ValueError(f"unknown variant {variant!r}; use predict, infer-<parameter>, "
                              "visual or icl")
-        return [EpisodeSpec(self.name, task, int(seed), dict(spec_options))
-                for task in task_ids for seed in seeds]
+        return [Case(task, dict(spec_options)) for task in task_ids]
 
     def default_episodes(self) -> list[EpisodeSpec]:
-        return self.plan(world="classical")
+        return self.episodes(world="classical")
 
     def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Error per task, predicted vs true states (classical: positions per episode;

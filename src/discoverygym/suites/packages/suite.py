@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core import (
+    AgentLimits,
+    Case,
+    EpisodeSpec,
+    PythonLimits,
+    RunOption,
+    Suite,
+    TaskInfo,
+    UnknownName,
+)
 from .episode import PackageEpisode
 from .package import load_package, package_roots
 from .scoring import TaskResult, aggregate
@@ -61,7 +70,7 @@ class PackagesSuite(Suite):
         feedback only. A package from a host folder (`packages`) travels with no export."""
         return "packages" not in spec.options
 
-    def plan(self, **options: Any) -> list[EpisodeSpec]:
+    def plan(self, **options: Any) -> list[Case]:
         roots = self._roots(options.get("packages"))
         chosen = [t.strip() for t in options["task"].split(",")] if options.get("task") else list(
             roots)
@@ -75,9 +84,9 @@ class PackagesSuite(Suite):
             raise UnknownName(f"Unknown package(s) {unknown}. Packages: {', '.join(roots)}.")
         episode_options = {k: v for k, v in options.items() if k in ("packages", "time_limit_s", "protocol", "environment")
                            and v is not None}
-        return [EpisodeSpec("packages", t, 0, episode_options) for t in chosen]
+        return [Case(t, dict(episode_options)) for t in chosen]
 
-    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
+    def audit_case(self, scope: dict[str, Any]) -> Case:
         """The first package of the audit's `package` (a package or a folder of them),
         else of the shipped catalog."""
         from .attacks import audit_roots
@@ -88,7 +97,7 @@ class PackagesSuite(Suite):
                              f"{', '.join(sorted(unknown))}.")
         first = audit_roots(scope)[0]
         options = {"packages": str(first.parent)} if scope.get("package") else {}
-        return EpisodeSpec("packages", first.name, 0, options)
+        return Case(first.name, options)
 
     def audit_attacks(self) -> tuple[Any, ...]:
         from .attacks import ATTACKS

@@ -6,7 +6,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core import (
+    AgentLimits,
+    Case,
+    EpisodeSpec,
+    PythonLimits,
+    RunOption,
+    Suite,
+    TaskInfo,
+    UnknownName,
+)
 from ...core.keys import Key
 from .bank import (
     BANK_SIZES,
@@ -177,9 +186,9 @@ class StargazerSuite(Suite):
     # ---- plans -------------------------------------------------------------------------
     def plan(self, *, tier: str | None = None, mode: str = "v2", bank_seed: int | None = None,
              tasks_from: str | None = None, tasks: tuple[str, ...] | None = None,
-             real_setup: str = "rebuilt", seeds: int = 1) -> list[EpisodeSpec]:
-        """Episodes of a run. Default: the default bank's 100 tasks and the 20 real ones.
-        Each spec's options are those its record will carry (real tasks: the mode they
+             real_setup: str = "rebuilt") -> list[Case]:
+        """Cases of a run. Default: the default bank's 100 tasks and the 20 real ones.
+        Each case's options are those its record will carry (real tasks: the mode they
         are scored in and `real_setup`)."""
         _parse_mode(mode)
         _parse_real_setup(real_setup)
@@ -190,15 +199,14 @@ class StargazerSuite(Suite):
             ids = [i for i in ids if i in wanted] + [
                 i for i in tasks if i not in set(ids)
                 and self._known(i, options | {"real_setup": real_setup})]
-        specs = []
+        cases = []
         for task_id in ids:
             task_options = dict(options)
             if self._is_real(task_id, options | {"real_setup": real_setup}):
                 task_options |= {"mode": scoring_mode("real", mode, real_setup),
                                  "real_setup": real_setup}
-            specs += [EpisodeSpec(self.name, task_id, s, dict(task_options))
-                      for s in range(seeds)]
-        return specs
+            cases.append(Case(task_id, task_options))
+        return cases
 
     def _plan_ids(self, tier: str | None, bank_seed: int | None, tasks_from: str | None,
                   options: dict[str, Any], real_setup: str) -> list[str]:

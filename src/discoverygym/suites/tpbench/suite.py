@@ -6,7 +6,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...core import AgentLimits, EpisodeSpec, PythonLimits, RunOption, Suite, TaskInfo, UnknownName
+from ...core import (
+    AgentLimits,
+    Case,
+    EpisodeSpec,
+    PythonLimits,
+    RunOption,
+    Suite,
+    TaskInfo,
+    UnknownName,
+)
 from .episode import TPBenchEpisode
 from .execute import hide_directory
 from .importer import TABLE_SUFFIXES, import_table
@@ -33,13 +42,6 @@ def parse_levels(text: str) -> tuple[int, ...]:
     if not levels:
         raise ValueError("--level is empty.")
     return tuple(sorted(levels))
-
-
-def _parse_attempts(text: str) -> int:
-    k = int(text)
-    if not 1 <= k <= 100:
-        raise ValueError(f"--attempts must be between 1 and 100, got {k}.")
-    return k
 
 
 @lru_cache(maxsize=16)
@@ -69,8 +71,6 @@ class TPBenchSuite(Suite):
         RunOption("domain", "Domains, comma separated, in the suite's spelling or the "
                   "published one (e.g. cosmology,quantum_mechanics or cosmo,qm).",
                   lambda s: tuple(canonical_domain(d) for d in s.split(",") if d.strip())),
-        RunOption("attempts", "Attempts k per problem (seeds 0..k-1; default 1).",
-                  _parse_attempts, 1),
         RunOption("problems", "A directory of problem files (or a TPBench-format table) "
                   "instead of the shipped set.",
                   lambda s: str(Path(s).resolve())),
@@ -90,7 +90,8 @@ class TPBenchSuite(Suite):
 
     def public_by_nature(self, spec: EpisodeSpec) -> str | None:
         """A problem is its published statement and reference solution; the episode
-        seed is an attempt index and draws nothing a key could hold out."""
+        seed is an attempt index (`--seeds 0-4`: five attempts) and draws nothing a key
+        could hold out."""
         return "a published problem (its reference solution ships with the package)"
 
     def single_submit(self, spec: EpisodeSpec) -> bool:
@@ -107,7 +108,7 @@ class TPBenchSuite(Suite):
         return TPBenchEpisode(problem, seed=seed,
                               options={"problems": problems} if problems else {})
 
-    def audit_episode(self, scope: dict[str, Any]) -> EpisodeSpec:
+    def audit_case(self, scope: dict[str, Any]) -> Case:
         """The first problem of the audit's `problems` (a file or folder), else of the
         shipped set."""
         unknown = set(scope) - {"problems"}
@@ -123,7 +124,8 @@ class TPBenchSuite(Suite):
         return ATTACKS
 
     def plan(self, level: tuple[int, ...] | None = None, domain: tuple[str, ...] | None = None,
-             attempts: int = 1, problems: str | None = None, **unknown: Any) -> list[EpisodeSpec]:
+             problems: str | None = None, **unknown: Any) -> list[Case]:
+        """One case per chosen problem; k attempts are the runner's seeds 0..k-1."""
         if unknown:
             raise ValueError(f"Unknown tpbench options {sorted(unknown)}.")
         chosen = list(problem_set(problems))
@@ -138,8 +140,7 @@ class TPBenchSuite(Suite):
                                  f"{', '.join(sorted(known))}.")
             chosen = [p for p in chosen if p.domain.lower() in wanted]
         options = {"problems": problems} if problems else {}
-        return [EpisodeSpec("tpbench", p.id, seed, dict(options))
-                for p in chosen for seed in range(int(attempts or 1))]
+        return [Case(p.id, dict(options)) for p in chosen]
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """avg@k, best@k and the level-weighted GPA overall, per level, per domain and per
