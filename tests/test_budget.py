@@ -194,7 +194,7 @@ HOSTILE_BUDGETS = {
                     {"kind": "observations", "limit": "100", "spent": True},
                     {"kind": "observations", "limit": [], "spent": "3"}],
     "deep nesting": [_DEEP],
-    "long kind": [{"kind": "<b>[red]x" * 1_000_000, "limit": 1, "spent": 1}],
+    "long kind": [{"kind": "<b>[red]x" + "y" * 10_000_000, "limit": 1, "spent": 1}],
     "many entries": [{"kind": "observations", "limit": 1, "spent": 1}] * 100_000,
 }
 
@@ -240,3 +240,35 @@ def test_readers_take_old_new_and_hostile_records(tmp_path):
     html = build_report(run)
     assert "3/100 observations, 1/1 submissions" in html
     assert "<b>[red]x" not in html  # a hostile kind is escaped
+
+
+def test_spending_past_the_limit_through_the_gym_door_is_refused_and_recorded():
+    """The attack through a door an RL agent holds: observe past the budget with
+    env.step. Refused, nothing charged, and the final record states the budget."""
+    import discoverygym.gym as dg_gym
+
+    env = dg_gym.DiscoveryEnv("gravity", task_id="period", world="A", protocol="budget-obs-3")
+    env.reset(seed=0)
+    observe, submit = env.tool_names.index("observe"), env.tool_names.index("submit")
+    obs, *_ = env.step({"tool": observe, "args": json.dumps({"times": [0.0, 1.0, 2.0]})})
+    assert obs["is_error"] == 0 and obs["budget_left"][0] == 0
+    obs, _, terminated, _, _ = env.step({"tool": observe, "args": '{"times": [3.0]}'})
+    assert obs["is_error"] == 1 and "Nothing was charged" in obs["text"] and not terminated
+    assert obs["budget_left"][0] == 0
+    *_, info = env.step({"tool": submit, "args": '{"answer": 1.0}'})
+    assert info["record"]["usage"]["budget"] == [
+        {"kind": "observations", "limit": 3, "spent": 3},
+        {"kind": "submissions", "limit": 1, "spent": 1}]
+
+
+def test_the_readme_example_is_the_first_golden_record():
+    """The README's usage example is the first golden record's, value for value."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("### Budgets: what an episode was allowed"):]
+    block = section[section.index("```json") + len("```json"):]
+    shown = json.loads(block[:block.index("```")])
+    golden = json.loads((root / "tests" / "data" / "golden_records.json").read_text())[0]
+    assert shown == golden["usage"]
