@@ -70,5 +70,12 @@ def summarize_budgets(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]
                 limits[budget["kind"]].add(budget["limit"])
     return {kind: {"n": len(values),
                    "limits": sorted(limits[kind], key=lambda x: (x is None, x or 0.0)),
-                   "mean_spent": sum(values) / len(values), "max_spent": max(values)}
+                   "mean_spent": _finite_or_none(sum(values) / len(values)),
+                   "max_spent": max(values)}
             for kind, values in sorted(spent.items())}
+
+
+def _finite_or_none(number: float) -> float | None:
+    """A mean of finite amounts can still overflow (hostile 1e308s): None, not Infinity,
+    which strict JSON readers refuse."""
+    return number if math.isfinite(number) else None
