@@ -76,10 +76,13 @@ def _strip(value: Any) -> Any:
     """The value without run-dependent keys, at every depth: those named in
     RUN_DEPENDENT_KEYS and those whose name says they hold seconds measured or a path
     (today: usage.wall_s, version, and tpbench's verification.duration_s and
-    isolation)."""
+    isolation), and the spent of a budget a clock runs down (packages' solve_s)."""
     if isinstance(value, dict):
+        # a budget run down by a clock (usage.budget's solve_s): its spent is seconds
+        clock = str(value.get("kind", "")).endswith("_s") and "spent" in value
         return {k: _strip(v) for k, v in value.items()
-                if k not in RUN_DEPENDENT_KEYS and not k.endswith(_RUN_DEPENDENT_SUFFIXES)}
+                if k not in RUN_DEPENDENT_KEYS and not k.endswith(_RUN_DEPENDENT_SUFFIXES)
+                and not (clock and k == "spent")}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     return value

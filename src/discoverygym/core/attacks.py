@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .audit_registry import AttackFamily, AuditTarget, Outcome, guard
+from .budget import without_clocks
 
 MAX_ERROR_CHARS = 1000
 
@@ -24,6 +25,10 @@ def hostile_values() -> dict[str, Any]:
 
 
 def _charged(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The usage entries a call changed, but the calls counted and the clocks (wall
+    time, and a solve time's spent, which runs down during any call)."""
+    before = {**before, "budget": without_clocks(before.get("budget", []))}
+    after = {**after, "budget": without_clocks(after.get("budget", []))}
     return [k for k in before if k not in ("tool_calls", "tool_errors", "wall_s")
             and before[k] != after[k]]
 

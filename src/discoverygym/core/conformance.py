@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .budget import without_clocks
 from .episode import Episode, EpisodeView
 from .grid import Case, checked_seeds
 from .suite import EpisodeSpec, Suite, get_suite
@@ -54,7 +55,7 @@ class Finding:
 
 def _usage(episode: Episode) -> tuple[Any, ...]:
     u = episode.usage
-    return (u.observations, u.cost, u.submissions)
+    return (u.observations, u.cost, u.submissions, json.dumps(without_clocks(u.budget)))
 
 
 def _call_charged(episode: Episode, name: str, args: Any) -> tuple[Any, bool]:
@@ -75,6 +76,7 @@ def _comparable(record: dict[str, Any]) -> dict[str, Any]:
     host paths of an episode's temporary folders)."""
     out = json.loads(json.dumps(record, default=str))
     out["usage"].pop("wall_s", None)
+    out["usage"]["budget"] = without_clocks(out["usage"].get("budget", []))
     details = out.get("details") or {}
     for key in [k for k in details if "time" in k or k.endswith("_s")]:
         details.pop(key)

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import __version__
 from .bounded import UnsafeInput, check_value, clip, quote
+from .budget import USAGE_TOTALS, Budget
 from .errors import ToolInputError
 from .record import EpisodeRecord, Score, Usage
 from .tools import ToolResult, ToolSpec, validate_arguments
@@ -45,7 +46,8 @@ class Episode(ABC):
         self.world = world
         self.protocol = protocol
         self.key_id: str | None = None  # set by EpisodeSpec.build when the draws are keyed
-        self.usage = Usage()
+        self._usage = Usage()
+        self._budgets: list[Budget] = []  # the counters of what the episode spends
         self._tool_table: dict[str, tuple[ToolSpec, Handler]] = {}
         self._answer: Any = _MISSING
         self._done = False
@@ -53,6 +55,28 @@ class Episode(ABC):
         self._internal_errors: list[str] = []
         self._events: list[dict[str, Any]] = []
         self._final: tuple[Score, Any] | None = None  # (score, answer), fixed at first record
+
+    # ---- what the episode spends ---------------------------------------------------
+    def _add_budget(self, budget: Budget) -> Budget:
+        """Count a quantity with `budget` (its only counter: never add to
+        `usage.<kind>` as well). The record lists the budgets in the order added.
+        Returns it, to charge."""
+        if any(b.kind == budget.kind for b in self._budgets):
+            raise ValueError(f"the episode already counts {budget.kind}")
+        self._budgets.append(budget)
+        return budget
+
+    @property
+    def usage(self) -> Usage:
+        """What the episode has spent: the calls counted here, and the totals and
+        `budget` list read from its budgets (a budget is the one counter of its
+        quantity, so the totals are never counted twice)."""
+        usage = self._usage
+        for budget in self._budgets:
+            if budget.kind in USAGE_TOTALS:
+                setattr(usage, budget.kind, budget.spent)
+        usage.budget = [budget.as_record() for budget in self._budgets]
+        return usage
 
     # ---- what subclasses provide -------------------------------------------------
     @property
@@ -70,7 +94,8 @@ class Episode(ABC):
 
     def budget_left(self) -> float | None:
         """What remains of the episode's main budget (observations, cost units,
-        submissions), or None if it has none. Suites with a budget override this."""
+        submissions, solve time), or None if it has none. Suites with a budget override
+        this."""
         return None
 
     def sandbox_dirs(self) -> dict[str, list[str]]:

@@ -12,7 +12,10 @@ SCHEMA_VERSION = 1
 
 @dataclass
 class Usage:
-    """What an episode spent. Counts are totals over the episode."""
+    """What an episode spent. Counts are totals over the episode. `observations`,
+    `cost` and `submissions` are read from the episode's budgets of those kinds (each
+    quantity has one counter, its `Budget`), and `budget` lists every budget as
+    `{kind, limit, spent}` (core/budget.py); a record older than budgets has none."""
 
     observations: float = 0
     cost: float = 0
@@ -23,6 +26,7 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     usd: float = 0.0
+    budget: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

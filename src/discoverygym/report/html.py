@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core import get_suite
+from ..core.budget import read_budgets
 from ..core.escape import for_html, safe_href
 from ..run.records import read_records
+from ..run.summary import summarize_budgets
 from .figures import histogram_html
 
 CSS = """
@@ -96,13 +98,22 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _readable(record: dict[str, Any]) -> dict[str, Any]:
     """The fields the report reads, each of the type it expects: text for names, a
-    bool (only JSON true passes), finite numbers or None, dicts for usage and details."""
+    bool (only JSON true passes), finite numbers or None, dicts for usage and details,
+    and the budgets as `read_budgets` reads them (none for a record older than them)."""
     usage = {k: _number(v) or 0.0 for k, v in _dict(record.get("usage")).items()}
     task_id = record.get("task_id")
     return {**record, "suite": record.get("suite"),
             "task_id": task_id if isinstance(task_id, str) else _short(task_id),
             "passed": record.get("passed") is True, "score": _number(record.get("score")) or 0.0,
-            "usage": usage, "details": _dict(record.get("details"))}
+            "usage": usage, "budgets": read_budgets(record.get("usage")),
+            "details": _dict(record.get("details"))}
+
+
+def budget_text(budgets: list[dict[str, Any]]) -> str:
+    """An episode's budgets in a few words: "6/20 observations, 1/1 submissions" (a
+    count without a limit shows alone)."""
+    return ", ".join(f"{b['spent']:g}/{b['limit']:g} {b['kind']}" if b["limit"] is not None
+                     else f"{b['spent']:g} {b['kind']}" for b in budgets)
 
 
 def verdict(passed: bool) -> _Raw:
@@ -166,6 +177,15 @@ def build_report(run_dir: Path) -> str:
           mean_usage.get("wall_s")]],
         numeric=set(range(9))))
 
+    budgets = summarize_budgets(raw_records)
+    if budgets:  # from the records' usage.budget; records older than budgets have none
+        parts.append("<h2>Budgets</h2>")
+        parts.append(table(
+            ["kind", "episodes", "limits", "mean spent", "max spent"],
+            [[kind, b["n"], ", ".join("none" if x is None else f"{x:g}" for x in b["limits"]),
+              b["mean_spent"], b["max_spent"]] for kind, b in budgets.items()],
+            numeric={1, 3, 4}))
+
     parts.append("<h2>By task</h2>")
     by_task: dict[str, list[dict[str, Any]]] = {}
     for r in records:
@@ -201,11 +221,11 @@ def build_report(run_dir: Path) -> str:
 
     parts.append("<h2>Episodes</h2>")
     parts.append(table(
-        ["episode", "verdict", "answer", "truth", "metric", "value", "threshold", "obs", "error",
-         "transcript"],
+        ["episode", "verdict", "answer", "truth", "metric", "value", "threshold", "obs", "budget",
+         "error", "transcript"],
         [[_episode_label(r), verdict(r["passed"]), _short(r.get("answer")), _short(r.get("truth")),
           _plain(r.get("metric")), _plain(r.get("value")), _plain(r.get("threshold")),
-          r["usage"].get("observations"),
+          r["usage"].get("observations"), budget_text(r["budgets"]),
           _plain(r.get("error")), _transcript_cell(r)] for r in records],
         numeric={5, 6, 7}))
 

@@ -7,6 +7,11 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from ..core.budget import read_budgets
+
+#: How many distinct limits of one budget kind the summary lists.
+MAX_LIMITS_LISTED = 10
+
 
 def pass_rate_stderr(n_passed: int, n: int) -> float:
     """Standard error of a pass rate (binomial)."""
@@ -46,5 +51,31 @@ def summarize_records(records: list[dict[str, Any]]) -> dict[str, Any]:
         "n_errors": sum(1 for r in records if r.get("error")),
         "max_observations": max((r["usage"].get("observations", 0) for r in records), default=0),
         "mean_usage": mean_usage,
+        "budgets": summarize_budgets(records),
         "per_task": dict(sorted(per_task.items())),
     }
+
+
+def summarize_budgets(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per budget kind, from the records' `usage.budget` (never from a protocol's name):
+    the episodes that had it (`n`), its limits (distinct, sorted, None for no limit, at
+    most MAX_LIMITS_LISTED), and the mean and largest spent. Records older than budgets,
+    or whose budgets are malformed, add nothing."""
+    spent: dict[str, list[float]] = defaultdict(list)
+    limits: dict[str, set[float | None]] = defaultdict(set)
+    for record in records:
+        for budget in read_budgets(record.get("usage")):
+            spent[budget["kind"]].append(budget["spent"])
+            if len(limits[budget["kind"]]) < MAX_LIMITS_LISTED:
+                limits[budget["kind"]].add(budget["limit"])
+    return {kind: {"n": len(values),
+                   "limits": sorted(limits[kind], key=lambda x: (x is None, x or 0.0)),
+                   "mean_spent": _finite_or_none(sum(values) / len(values)),
+                   "max_spent": max(values)}
+            for kind, values in sorted(spent.items())}
+
+
+def _finite_or_none(number: float) -> float | None:
+    """A mean of finite amounts can still overflow (hostile 1e308s): None, not Infinity,
+    which strict JSON readers refuse."""
+    return number if math.isfinite(number) else None

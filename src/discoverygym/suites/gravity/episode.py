@@ -67,7 +67,11 @@ class GravityEpisode(Episode):
         self._window_end = world.duration_s / self._units.time_to_s
         self._rows: list[list[float]] = []
         self._full_table: pd.DataFrame | None = None
-        self._budget = Budget("observations", protocol.budget) if not protocol.full else None
+        # The protocol's N is read once, here: from now on the Budget holds the limit
+        # (and the record states it in usage.budget).
+        self._budget = (None if protocol.full else
+                        self._add_budget(Budget("observations", protocol.budget)))
+        self._submissions = self._add_budget(Budget("submissions", 1))
         if self._budget is not None:
             self._add_tool(ToolSpec("observe", self._observe_description(), {
                 "type": "object",
@@ -86,10 +90,11 @@ class GravityEpisode(Episode):
 
     # ---- what the agent reads ----------------------------------------------------------
     def _observe_description(self) -> str:
+        assert self._budget is not None
         u = self._units
         return (f"Observe the positions of both stars at chosen times ({u.time}, inside the "
                 f"window [0, {_fmt(self._window_end)}], any order, past times allowed). "
-                f"1 to {PER_CALL_LIMIT} times per call; {self._protocol.budget} observations "
+                f"1 to {PER_CALL_LIMIT} times per call; {self._budget.limit} observations "
                 f"in total. Returns rows time, star1_x, star1_y, star1_z, star2_x, star2_y, "
                 f"star2_z in {u.time} and {u.length}, also appended to `observations`.")
 
@@ -115,8 +120,9 @@ class GravityEpisode(Episode):
                          f"{', '.join(COLUMNS)}: the positions of both stars on a regular time "
                          "grid spanning the whole window.")
         else:
+            assert self._budget is not None
             lines.append(
-                f"You have a budget of {self._protocol.budget} observations. Use the `observe` "
+                f"You have a budget of {self._budget.limit} observations. Use the `observe` "
                 f"tool with 1 to {PER_CALL_LIMIT} times per call (inside the window, any order, "
                 "past times allowed); each time costs one observation and a call that would "
                 "exceed the budget is refused without charge. Every observed row is appended "
@@ -152,9 +158,9 @@ class GravityEpisode(Episode):
             assert self._budget is not None
             space["observations"] = pd.DataFrame(
                 [list(r) for r in self._rows], columns=COLUMNS, dtype=float)
-            used = int(self._budget.spent)
-            space["budget"] = {"total": self._protocol.budget, "per_call": PER_CALL_LIMIT,
-                               "used": used, "remaining": self._protocol.budget - used}
+            used, total = int(self._budget.spent), int(self._budget.limit or 0)
+            space["budget"] = {"total": total, "per_call": PER_CALL_LIMIT,
+                               "used": used, "remaining": total - used}
         return space
 
     def budget_left(self) -> float | None:
@@ -184,7 +190,6 @@ class GravityEpisode(Episode):
         positions = self._trajectory.positions_at(seconds).reshape(len(times), 6) / u.length_to_m
         rows = [[t, *map(float, p)] for t, p in zip(times, positions, strict=True)]
         self._budget.charge(len(times))
-        self.usage.observations += len(times)
         self._rows.extend(rows)
         remaining = int(self._budget.remaining or 0)
         header = "\t".join(COLUMNS)
@@ -194,7 +199,7 @@ class GravityEpisode(Episode):
         return ToolResult(text, data={"rows": rows, "remaining": remaining})
 
     def _submit(self, args: dict[str, Any]) -> ToolResult:
-        self.usage.submissions += 1
+        self._submissions.charge(1)
         self._finish(args["answer"])
         return ToolResult("Answer recorded. The episode has ended.")
 

@@ -83,6 +83,12 @@ class MadEpisode(Episode):
         self._runs_started = 0  # measurement runs begun over the whole episode
         self._law_answer: dict[str, Any] | None = None
         self._law_rollout: dict[str, Any] | None = None
+        # The counters of what the episode spends: cost units (the limit is granted
+        # afresh with each measurement run and trial), observed items (no limit), and
+        # final answers (one per trial).
+        self._budget = self._add_budget(Budget("cost", self._defaults.budget, renewals=0))
+        self._observed_items = self._add_budget(Budget("observations"))
+        self._answers = self._add_budget(Budget("submissions", self._n_trials))
         self._start_measurement_phase()
         self._add_tools()
 
@@ -153,7 +159,8 @@ class MadEpisode(Episode):
         budget is per run). Worlds with `measurement_trials` > 1 allow several per
         trial, because measuring changes them (quantum collapse)."""
         self._run += 1
-        self._budget = Budget("cost units", self._defaults.budget)
+        if self._runs_started:
+            self._budget.renew()
         self._t_last: float | None = None
         self._world.start_trial(self._runs_started)
         self._runs_started += 1
@@ -239,8 +246,7 @@ class MadEpisode(Episode):
         values = np.asarray(self._world.true_values(t, observation, self._noise_rng), dtype=float)
         noisy = values + sigma * self._noise_rng.standard_normal(values.shape)
         self._budget.charge(cost)
-        self.usage.cost += cost
-        self.usage.observations += observation.n_items
+        self._observed_items.charge(observation.n_items)
         self._t_last = t
         self._log_measurement(t, observation, fidelity, sigma, cost, noisy)
         remaining = self._budget.remaining or 0.0

@@ -70,7 +70,7 @@ class PredictEpisode(MadEpisode):
             raise ToolInputError("Predictions come after end_measurements (the query times "
                                  "are revealed then). Nothing was charged.")
         predictions = self._world.parse_predictions(args["predictions"], self._trial)
-        self.usage.submissions += 1
+        self._answers.charge(1)
         return self._close_trial(predictions)
 
     def _close_trial(self, predictions: np.ndarray) -> ToolResult:
@@ -146,7 +146,7 @@ class InferEpisode(MadEpisode):
         if self._phase == "measure":
             raise ToolInputError("The estimate comes after end_measurements. Nothing was "
                                  "charged.")
-        self.usage.submissions += 1
+        self._answers.charge(1)
         self._finish_with({"value": float(args["value"])})
         return ToolResult("Estimate received. The episode has ended.")
 

@@ -13,7 +13,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ...core import Episode, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Budget, Episode, Score, ToolInputError, ToolResult, ToolSpec
 from ...core.bounded import quote
 from ...core.safe_paths import (
     Caps,
@@ -159,6 +159,10 @@ class PackageEpisode(Episode):
         self._service = EvaluationService(package, self._output_dir, self._tmp / "attempts.sqlite",
                                           total_s=options.get("time_limit_s"),
                                           python=_evaluator_python(package, options))
+        # What the episode spends: the solve time (the timer's budget, run down by the
+        # clock) and the evaluations asked for (counted, not limited: the time is).
+        self._add_budget(self._service.timer.budget)
+        self._evaluations = self._add_budget(Budget("submissions"))
         self._last_evaluation: dict[str, Any] | None = None
         # What the agent asked the file tools for (validity checks and the grader).
         self._actions: list[dict[str, Any]] = []
@@ -321,7 +325,7 @@ class PackageEpisode(Episode):
             raise ToolInputError(f"No evaluation: {exc}.") from exc
         except OutputsRefused as exc:
             raise ToolInputError(str(exc)) from None
-        self.usage.submissions += 1
+        self._evaluations.charge(1)
         lines = [f"attempt {result['attempt']}: " + (
             f"task score g = {result['score']:+.4f}" if result["ok"]
             else f"evaluation error: {result['error']}")]
@@ -363,6 +367,7 @@ class PackageEpisode(Episode):
     def _before_record(self) -> None:
         if not self.answered:  # without `submit` the outputs still count
             self._conclude()
+        self._service.timer.pause()  # the solve is over: the record states its time
 
     def _release(self) -> None:
         self._service.close()

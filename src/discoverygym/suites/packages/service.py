@@ -15,19 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.budget import Budget
 from ...core.safe_paths import Caps, UnsafePath, snapshot_tree
 from .evaluator_runner import Evaluation, run_evaluator
 from .package import Package
 
 
 class SolveTimer:
-    """Wall-clock budget; `pause()`/`resume()` bracket evaluations. Elapsed time is
-    persisted by the service so a restarted server continues where it stopped."""
+    """The solve time: a `Budget` of kind `solve_s` whose spending is done by the clock.
+    `pause()`/`resume()` bracket evaluations, whose time is not spent; `budget.spent`
+    holds the seconds settled at the last pause, and `elapsed()` adds the stretch
+    running now. Elapsed time is persisted by the service so a restarted server
+    continues where it stopped."""
 
     def __init__(self, total_s: float, elapsed_s: float = 0.0) -> None:
-        self.total_s = float(total_s)
-        self._elapsed_before = float(elapsed_s)
+        self.budget = Budget("solve_s", float(total_s), float(elapsed_s))
         self._running_since: float | None = time.monotonic()
+
+    @property
+    def total_s(self) -> float:
+        return float(self.budget.limit or 0.0)
 
     @property
     def paused(self) -> bool:
@@ -35,14 +42,14 @@ class SolveTimer:
 
     def elapsed(self) -> float:
         running = 0.0 if self._running_since is None else time.monotonic() - self._running_since
-        return self._elapsed_before + running
+        return self.budget.spent + running
 
     def remaining(self) -> float:
         return max(0.0, self.total_s - self.elapsed())
 
     def pause(self) -> None:
         if self._running_since is not None:
-            self._elapsed_before += time.monotonic() - self._running_since
+            self.budget.elapse(time.monotonic() - self._running_since)
             self._running_since = None
 
     def resume(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core import Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Budget, Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
 from .kepler import mean_longitude_from_periastron, semi_amplitude_ms
 from .scoring import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .task import RVTask
@@ -67,6 +67,8 @@ class StargazerEpisode(Episode):
         self._ctx = task.context()
         self._mode = mode
         self._limit = SUBMISSIONS.get(task.tier, 10)
+        # the one count of submissions (each valid one is charged; invalid ones are not)
+        self._budget = self._add_budget(Budget("submissions", self._limit))
         self._submissions: list[tuple[dict[str, Any], dict[str, Verdict]]] = []
         self._best: int | None = None
         self._add_tool(ToolSpec(
@@ -114,26 +116,29 @@ class StargazerEpisode(Episode):
             "err": t.err_ms.copy(), "instrument": t.instrument.copy(),
             "star_mass": float(t.star_mass_msun), "t_ref": t.t_ref_days,
             "limits": {"submissions": self._limit, "max_planets": MAX_PLANETS,
-                       "submissions_left": self._limit - len(self._submissions),
+                       "submissions_left": self._submissions_left(),
                        "time_s": TIME_S.get(t.tier, 1500)},
             "tier": t.tier,
         }
 
     def budget_left(self) -> float | None:
         """Submissions left."""
-        return float(self._limit - len(self._submissions))
+        return float(self._submissions_left())
+
+    def _submissions_left(self) -> int:
+        return int(self._budget.remaining or 0)
 
     # ---- tools -----------------------------------------------------------------------
     def _submit(self, args: dict[str, Any]) -> ToolResult:
         planets, jitter = self.parse_submission(args)
         verdicts = evaluate(self._ctx, planets, jitter)
-        self.usage.submissions += 1
+        self._budget.charge(1)
         self._submissions.append((self._normalised_answer(args), verdicts))
         index = len(self._submissions) - 1
         if self._best is None or self._rank(index) > self._rank(self._best):
             self._best = index
         verdict = verdicts[self._mode]
-        left = self._limit - len(self._submissions)
+        left = self._submissions_left()
         data: dict[str, Any] = {"passed": verdict.passed, "criteria": dict(verdict.criteria),
                                 "submissions_left": left}
         if self._mode == "v1":
@@ -164,7 +169,7 @@ class StargazerEpisode(Episode):
                          check_limit: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Check a `submit` argument dict and turn it into an (N, 5) planet array and a
         jitter array (instrument order). Raises ToolInputError (nothing charged)."""
-        if check_limit and len(self._submissions) >= self._limit:
+        if check_limit and self._submissions_left() <= 0:
             raise ToolInputError(f"No submissions left (limit {self._limit}). {NOTHING}")
         planets = args.get("planets")
         if not isinstance(planets, list) or not 1 <= len(planets) <= MAX_PLANETS:

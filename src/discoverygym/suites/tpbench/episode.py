@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core import Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
+from ...core import Budget, Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
 from .problem import Problem
 from .scoring import holistic_prompt, parse_holistic_grade
 from .verifier import Verification, verify
@@ -60,6 +60,7 @@ class TPBenchEpisode(Episode):
         self._verification: Verification | None = None
         self._holistic: dict[str, Any] = {"holistic_grade": None}
         self._prompt = render_prompt(problem)
+        self._submissions = self._add_budget(Budget("submissions", 1))  # one ends the episode
         self._add_tool(SUBMIT_SPEC, self._submit)
 
     @property
@@ -75,7 +76,7 @@ class TPBenchEpisode(Episode):
         if not solution.strip():
             raise ToolInputError("The solution is empty. Submit the full written solution "
                                  "ending with a ```python code block. Nothing was charged.")
-        self.usage.submissions += 1
+        self._submissions.charge(1)
         self._finish(solution)
         return ToolResult("Solution received; the episode has ended. It will be verified by "
                           "running your code on hidden test inputs.",
