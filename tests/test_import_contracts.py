@@ -69,11 +69,11 @@ PLANTED = {
     "suites/tpbench/scoring.py": ("discoverygym.suites.gravity.truths", "suites-independent"),
     "suites/mad/report.py": ("discoverygym.run.records", "suites-not-runner"),
     "suites/stargazer/bank.py": ("discoverygym.cli_args", "suites-not-doors"),
-    "adapters/mcp_server.py": ("discoverygym.suites.stargazer.baselines.fit",
-                               "doors-not-baselines"),
+    "doors/mcp/server.py": ("discoverygym.suites.stargazer.baselines.fit",
+                            "doors-not-baselines"),
     # a new import by a module that already has a listed debt is not covered by it
-    "adapters/inspect/policies.py": ("discoverygym.suites.mad.baselines",
-                                     "doors-not-baselines"),
+    "doors/inspect/policies.py": ("discoverygym.suites.mad.baselines",
+                                  "doors-not-baselines"),
 }
 
 

@@ -30,14 +30,14 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 import toy_suite  # noqa: E402
-from discoverygym.adapters.openenv_server import (  # noqa: E402
+from discoverygym.core import ToolResult  # noqa: E402
+from discoverygym.core.keys import new_key  # noqa: E402
+from discoverygym.doors.openenv.server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
     EpisodeDraws,
     RecordSink,
 )
-from discoverygym.core import ToolResult  # noqa: E402
-from discoverygym.core.keys import new_key  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 

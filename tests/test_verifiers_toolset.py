@@ -18,13 +18,14 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from verifiers.v1.trace import AgentInfo, TraceTask  # noqa: E402
 
 import toy_suite  # noqa: E402
-from discoverygym.adapters.verifiers_env.calls import canonical  # noqa: E402
-from discoverygym.adapters.verifiers_env.state import (  # noqa: E402
+from discoverygym.core import EpisodeSpec, UnknownName  # noqa: E402
+from discoverygym.doors.verifiers.calls import canonical  # noqa: E402
+from discoverygym.doors.verifiers.state import (  # noqa: E402
     EpisodeState,
     ProposedCall,
     Refusal,
 )
-from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
+from discoverygym.doors.verifiers.taskset import (  # noqa: E402
     DiscoveryTask,
     DiscoveryTaskConfig,
     DiscoveryTaskset,
@@ -33,11 +34,10 @@ from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
     settle_errored,
     task_data,
 )
-from discoverygym.adapters.verifiers_env.toolset import (  # noqa: E402
+from discoverygym.doors.verifiers.toolset import (  # noqa: E402
     EpisodeToolset,
     EpisodeToolsetConfig,
 )
-from discoverygym.core import EpisodeSpec, UnknownName  # noqa: E402
 
 toy_suite.install()
 SPEC = EpisodeSpec("toy", "guess", 3, {"budget": 10})
@@ -332,7 +332,7 @@ print(periods[np.argmax(lombscargle(t, r - r.mean(), 2 * np.pi / periods))])
 
 
 def test_a_local_run_uses_the_subprocess_runtime_and_pushes_nothing():
-    from discoverygym.adapters.verifiers_env.launch import eval_command
+    from discoverygym.doors.verifiers.launch import eval_command
 
     argv = eval_command("gravity", model="m", base_url="http://127.0.0.1:9/v1",
                         api_key_var="K", options={"protocol": "full-obs", "world-seed": "5"},
