@@ -287,6 +287,10 @@ def test_sidecar_serves_the_live_episode_over_http(exported, tmp_path):
     assert "observe" in names and "submit" in names and "python" not in names
     written = json.loads(record_path.read_text())
     assert written["usage"]["observations"] == 2 and written["answer"] == 1.0
+    # the sidecar offers no python (the agent computes in its own container); its record
+    # keeps the calls the way every door does (doors/shared/call_log.py)
+    assert [e["tool"] for e in written["details"]["tool_log"]] == ["observe", "submit"]
+    assert written["details"]["sandbox"]["python_calls"] == 0
     conf = _conf(task)
     root = tmp_path / "verifier"
     (root / "record").mkdir(parents=True)
