@@ -8,7 +8,6 @@ The record keeps every call, python included, in its details as every door does
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import io
 import json
@@ -24,6 +23,7 @@ from ...core import Episode, ToolResult
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
 from ..shared.call_log import CallLog
 from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..shared.mcp_content import mcp_content
 
 #: A client line longer than this is refused without being parsed.
 MAX_LINE_CHARS = 8_000_000
@@ -34,16 +34,6 @@ MESSAGE_BOUNDS = Bounds(max_depth=40, max_items=400_000, max_chars=MAX_LINE_CHAR
 REFUSED = "__discoverygym_refused__"
 _ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 _NAME = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
-
-
-def _content(result: ToolResult) -> list[Any]:
-    import mcp.types as types
-
-    blocks: list[Any] = [types.TextContent(type="text", text=result.text)]
-    for png in result.images:
-        blocks.append(types.ImageContent(type="image", mime_type="image/png",
-                                         data=base64.b64encode(png).decode("ascii")))
-    return blocks
 
 
 def _refusal(line: str, reason: str) -> str:
@@ -172,7 +162,7 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
             write_record()
             result = ToolResult(result.text + "\n\nThe episode has ended. You may disconnect.",
                                 is_error=result.is_error, images=result.images)
-        return types.CallToolResult(content=_content(result), is_error=result.is_error)
+        return types.CallToolResult(content=mcp_content(result), is_error=result.is_error)
 
     server = Server("discoverygym", version="1", instructions=episode.prompt,
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool)

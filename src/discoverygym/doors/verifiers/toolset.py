@@ -19,9 +19,9 @@ from ... import __version__
 from ...core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, Usage, get_suite
 from ...core.bounded import clip
 from ...core.keys import BadKey, Key, key_from_environment
-from ..mcp.server import _content
 from ..shared.call_log import CallLog
 from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..shared.mcp_content import mcp_content
 from .calls import CallLedger
 from .state import EpisodeState
 
@@ -123,7 +123,7 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
 
         async with self._lock:  # a retry may arrive while its first attempt still runs
             result = await self.answer(name, arguments, self.state)
-        return types.CallToolResult(content=_content(result), is_error=result.is_error)
+        return types.CallToolResult(content=mcp_content(result), is_error=result.is_error)
 
     async def answer(self, name: str, arguments: Any, state: EpisodeState) -> ToolResult:
         """Run one request against the episode, charging each call id once."""
