@@ -71,6 +71,10 @@ SLOW_TESTS = {
     "test_gravity_episode.py": (
         "test_the_published_window_leaked_the_period_and_the_default_does_not",
         "test_is_bound_is_asked_of_the_twin_with_even_odds_by_default"),
+    "test_door_python_calls.py": ("test_inspect_records_the_python_call",
+                                  "test_mcp_records_the_python_call",
+                                  "test_mcp_hostile_python_calls_are_bounded_in_the_record",
+                                  "test_mcp_without_the_interpreter_still_logs_the_calls"),
     "test_harbor_export.py": ("test_verifier_needs_only_its_pinned_requirements",
                               "test_sidecar_serves_the_live_episode_over_http"),
     "test_inspect_scripted.py": ("test_hostile_arguments_through_inspect_are_short_free_errors",

@@ -246,7 +246,7 @@ def test_readers_take_old_new_and_hostile_records(tmp_path):
 def test_spending_past_the_limit_through_the_gym_door_is_refused_and_recorded():
     """The attack through a door an RL agent holds: observe past the budget with
     env.step. Refused, nothing charged, and the final record states the budget."""
-    import discoverygym.gym as dg_gym
+    import discoverygym.doors.gym as dg_gym
 
     env = dg_gym.DiscoveryEnv("gravity", task_id="period", world="A", protocol="budget-obs-3")
     env.reset(seed=0)

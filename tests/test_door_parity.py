@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 
 import toy_suite
 from discoverygym.core import get_suite
-from discoverygym.gym import DiscoveryEnv
+from discoverygym.doors.gym import DiscoveryEnv
 
 toy_suite.install()
 TESTS = Path(__file__).parent

@@ -132,7 +132,7 @@ def test_audit_plays_its_case_on_the_runners_seeds(monkeypatch):
 
 
 def test_the_verifiers_eval_split_plays_the_runners_seeds_held_out(tmp_path, monkeypatch):
-    from discoverygym.adapters.verifiers_env.selection import EVAL_SEED_START, split_specs
+    from discoverygym.doors.verifiers.selection import EVAL_SEED_START, split_specs
 
     monkeypatch.setenv("DISCOVERYGYM_KEY", new_key().hex())
     specs = list(split_specs("toy", "eval", {}, "0-2"))
@@ -160,7 +160,7 @@ def test_the_harbor_export_plays_the_runners_seeds(tmp_path):
 
 def test_the_inspect_task_takes_the_runners_seeds():
     pytest.importorskip("inspect_ai")
-    from discoverygym.adapters.inspect.task import suite_task
+    from discoverygym.doors.inspect.task import suite_task
 
     def seeds_of(task):
         return [sample.metadata["episode"]["seed"] for sample in task.dataset]

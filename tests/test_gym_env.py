@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import discoverygym.gym as dg_gym
+import discoverygym.doors.gym as dg_gym
 import toy_suite
 from discoverygym.core import ToolResult, get_suite
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from discoverygym.adapters.harbor import export_tasks, layout
-from discoverygym.adapters.harbor.verify import verify, write_reward
 from discoverygym.core import EpisodeSpec, get_suite
+from discoverygym.doors.harbor import export_tasks, layout
+from discoverygym.doors.harbor.verify import verify, write_reward
 
 GRAVITY = EpisodeSpec("gravity", "period", 0, {"world": "A", "protocol": "full-obs"})
 PACKAGES = EpisodeSpec("packages", "binary-drag-timescale", 0, {})
@@ -225,7 +225,7 @@ def test_sidecar_task_declares_its_mcp_server(exported):
     assert "[[environment.mcp_servers]]" in toml and "streamable-http" in toml
     assert "[[verifier.collect]]" in toml
     compose = (task.path / "environment" / "docker-compose.yaml").read_text()
-    assert "episode:" in compose and "discoverygym.adapters.harbor.sidecar" in compose
+    assert "episode:" in compose and "discoverygym.doors.harbor.sidecar" in compose
     assert "discoverygym" not in (task.path / "environment" / "Dockerfile").read_text()
     assert (task.path / "environment" / "episode" / "spec.json").is_file()
 
@@ -254,7 +254,7 @@ def test_sidecar_serves_the_live_episode_over_http(exported, tmp_path):
     spec_file = task.path / "environment" / "episode" / "spec.json"
     record_path = tmp_path / "record" / "record.json"
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
+    server = subprocess.Popen([sys.executable, "-m", "discoverygym.doors.harbor.sidecar",
                                str(spec_file), str(record_path), "--host", "127.0.0.1",
                                "--port", str(port)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, env=_own_env())
@@ -287,6 +287,10 @@ def test_sidecar_serves_the_live_episode_over_http(exported, tmp_path):
     assert "observe" in names and "submit" in names and "python" not in names
     written = json.loads(record_path.read_text())
     assert written["usage"]["observations"] == 2 and written["answer"] == 1.0
+    # the sidecar offers no python (the agent computes in its own container); its record
+    # keeps the calls the way every door does (doors/shared/call_log.py)
+    assert [e["tool"] for e in written["details"]["tool_log"]] == ["observe", "submit"]
+    assert written["details"]["sandbox"]["python_calls"] == 0
     conf = _conf(task)
     root = tmp_path / "verifier"
     (root / "record").mkdir(parents=True)
@@ -324,7 +328,7 @@ def test_sidecar_writes_the_record_when_stopped_without_an_answer(exported, tmp_
     task = exported[("gravity", "sidecar")]
     record_path = tmp_path / "record.json"
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "discoverygym.adapters.harbor.sidecar",
+    server = subprocess.Popen([sys.executable, "-m", "discoverygym.doors.harbor.sidecar",
                                str(task.path / "environment" / "episode" / "spec.json"),
                                str(record_path), "--host", "127.0.0.1", "--port", str(port)],
                               env=_own_env())
@@ -370,7 +374,7 @@ class Block:
         if name.split(".")[0] in blocked:
             raise ImportError(f"{name} is not in the verifier image")
 sys.meta_path.insert(0, Block())
-from discoverygym.adapters.harbor.verify import verify
+from discoverygym.doors.harbor.verify import verify
 record = verify(json.loads(Path(sys.argv[2]).read_text()), root=Path(sys.argv[3]))
 print(json.dumps({"passed": record.passed, "error": record.error}))
 """

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import discoverygym
-from discoverygym.adapters.harbor import export_tasks
 from discoverygym.core import EpisodeSpec
+from discoverygym.doors.harbor import export_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("DISCOVERYGYM_HARBOR_VENV") or REPO / ".venv-harbor")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from discoverygym.adapters.inspect import limits
 from discoverygym.core import get_suite
+from discoverygym.doors.inspect import limits
 
 
 def test_readme_quotes_the_system_prompt():

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from discoverygym.adapters.inspect.limits import system_prompt
-from discoverygym.adapters.inspect.policies import Context, Reply, get_policy, next_step
 from discoverygym.cli import app
+from discoverygym.doors.inspect.limits import system_prompt
+from discoverygym.doors.inspect.policies import Context, Reply, get_policy, next_step
 from discoverygym.run import read_records
 
 SERVICE = "fakeai"
@@ -175,8 +175,8 @@ def test_base_url_model_arg_epochs_limit_and_resume(fake_server, tmp_path, monke
     """The endpoint given as `--model-arg base_url=...`; epochs, limit and resume on
     the toy suite (cheap episodes)."""
     import toy_suite
-    from discoverygym.adapters.inspect_run import parse_model_args, run_model
     from discoverygym.core import get_suite
+    from discoverygym.doors.inspect.model_run import parse_model_args, run_model
 
     toy_suite.install()
     monkeypatch.setenv(f"{SERVICE.upper()}_API_KEY", API_KEY)

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 import toy_suite
-from discoverygym.adapters.inspect_run import parse_model_args, run_model
 from discoverygym.cli import app
 from discoverygym.core import EpisodeRecord, get_suite, paths
+from discoverygym.doors.inspect.model_run import parse_model_args, run_model
 from discoverygym.run import read_records
 from discoverygym.sandbox import SandboxConfig, isolation_level
 
@@ -238,7 +238,7 @@ def test_tpbench_holistic_grade_through_the_grader_role(tmp_path):
 def test_grader_stand_in_reads_the_verdict():
     """The grading prompt carries the verification verdict: a correct reference
     solution is graded A by the stand-in, and the grade lands in the record."""
-    from discoverygym.adapters.inspect.policies import Context, grader, next_step
+    from discoverygym.doors.inspect.policies import Context, grader, next_step
 
     suite = get_suite("tpbench")
     episode = suite.episode("well-position-spread")
@@ -269,8 +269,8 @@ def test_visual_observations_reach_the_model_as_images(tmp_path, monkeypatch):
     from inspect_ai.tool import ContentImage
     from PIL import Image
 
-    from discoverygym.adapters.inspect import policies
-    from discoverygym.adapters.inspect.task import suite_task
+    from discoverygym.doors.inspect import policies
+    from discoverygym.doors.inspect.task import suite_task
 
     def look_once(ctx):
         yield policies.tool("measure", t=1.0, what=[0, 1], fidelity="high")

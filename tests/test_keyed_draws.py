@@ -266,9 +266,9 @@ def test_the_interpreter_environment_holds_no_key(tmp_path, monkeypatch):
 # ---- Harbor export: always keyed, opaque names, the key on the verifier's side ---------------
 
 def test_harbor_export_is_keyed_with_opaque_names(tmp_path):
-    from discoverygym.adapters.harbor import export_tasks
-    from discoverygym.adapters.harbor.export import replay_solution
-    from discoverygym.adapters.harbor.verify import verify
+    from discoverygym.doors.harbor import export_tasks
+    from discoverygym.doors.harbor.export import replay_solution
+    from discoverygym.doors.harbor.verify import verify
 
     (task,) = export_tasks("gravity", tmp_path / "out", specs=[GRAVITY_A], key=KEY)
     name = task.path.name
@@ -301,7 +301,7 @@ def test_harbor_export_is_keyed_with_opaque_names(tmp_path):
 
 
 def test_harbor_export_gets_a_fresh_key_each_time(tmp_path):
-    from discoverygym.adapters.harbor import export_tasks
+    from discoverygym.doors.harbor import export_tasks
 
     (one,) = export_tasks("gravity", tmp_path / "one", specs=[GRAVITY_A], oracle="constant")
     (two,) = export_tasks("gravity", tmp_path / "two", specs=[GRAVITY_A], oracle="constant")
@@ -313,7 +313,7 @@ def test_harbor_export_gets_a_fresh_key_each_time(tmp_path):
 # ---- the verifiers door: the eval split is keyed ---------------------------------------------
 
 def test_verifiers_eval_split_is_keyed_and_train_is_public(monkeypatch, tmp_path):
-    from discoverygym.adapters.verifiers_env.selection import split_specs
+    from discoverygym.doors.verifiers.selection import split_specs
 
     key_file = tmp_path / "k"
     key_file.write_text(KEY.hex() + "\n")
@@ -336,7 +336,7 @@ def test_keyed_model_run_through_inspect(tmp_path):
     """`run --model` with a key: the episode the model plays is the keyed one, its record
     carries the key id, and neither the key nor the draw seed reaches Inspect's log."""
     pytest.importorskip("inspect_ai")
-    from discoverygym.adapters.inspect_run import run_model
+    from discoverygym.doors.inspect.model_run import run_model
 
     specs = [EpisodeSpec("gravity", "eccentricity", 0,
                          {"world": "PM1", "protocol": "full-obs", "setup": "leak-free"}, KEY)]

@@ -30,14 +30,14 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 import toy_suite  # noqa: E402
-from discoverygym.adapters.openenv_server import (  # noqa: E402
+from discoverygym.core import ToolResult  # noqa: E402
+from discoverygym.core.keys import new_key  # noqa: E402
+from discoverygym.doors.openenv.server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
     EpisodeDraws,
     RecordSink,
 )
-from discoverygym.core import ToolResult  # noqa: E402
-from discoverygym.core.keys import new_key  # noqa: E402
 from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
@@ -426,6 +426,21 @@ def test_the_step_limit_ends_the_episode_as_a_failure():
     assert last.record["error"] == "step limit reached" and not last.record["passed"]
     after = env.step(DiscoveryAction(tool="submit", args={"answer": 1}))
     assert after.is_error and after.done and after.record is None
+
+
+def test_python_is_not_offered_so_no_python_call_reaches_the_record():
+    """This door offers the episode's tools only (the prompt says so). A `python` step
+    is an unknown tool: a free error, counted in tool_errors, never run. Offering python
+    here means recording its calls through doors/shared/call_log.py as the other doors
+    do (tests/test_door_python_calls.py)."""
+    env = DiscoveryEnvironment("toy", options={"budget": 10})
+    first = env.reset(seed=0)
+    assert "python" not in [t["function"]["name"] for t in first.tools]
+    step = env.step(DiscoveryAction(tool="python", args={"code": "print(40 + 2)"}))
+    assert step.is_error and "42" not in step.text
+    last = env.step(DiscoveryAction(tool="submit", args={"answer": 50.0}))
+    assert last.record["usage"]["tool_errors"] == 1
+    assert "sandbox" not in last.record["details"]
 
 
 def test_a_real_suite_through_the_registry_with_server_options_as_defaults():

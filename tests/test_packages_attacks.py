@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from discoverygym.adapters.interpreter_tool import InterpreterTool
 from discoverygym.core import get_suite, safe_paths
+from discoverygym.doors.shared.interpreter_tool import InterpreterTool
 from discoverygym.suites.packages import service as service_mod
 from discoverygym.suites.packages.package import CATALOG, load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app

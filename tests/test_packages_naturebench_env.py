@@ -134,8 +134,8 @@ def test_unknown_environment_option_is_refused():
 @pytest.mark.slow
 def test_the_agents_python_tool_runs_in_the_package_environment(probe_package, tmp_path,
                                                                  monkeypatch):
-    from discoverygym.adapters.interpreter_tool import InterpreterTool
     from discoverygym.core import get_suite
+    from discoverygym.doors.shared.interpreter_tool import InterpreterTool
 
     pkg, _ = probe_package
     monkeypatch.setenv("DISCOVERYGYM_CACHE", str(tmp_path / "cache"))

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from discoverygym.adapters.interpreter_tool import InterpreterTool
 from discoverygym.core import get_suite
+from discoverygym.doors.shared.interpreter_tool import InterpreterTool
 from discoverygym.sandbox import SandboxConfig
 from discoverygym.sandbox.isolation import WEAK_LEVELS, _level_works, resolve_level
 from discoverygym.suites.packages.package import CATALOG

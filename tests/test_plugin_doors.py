@@ -25,7 +25,7 @@ def _python(code: str) -> str:
 
 def test_plugin_suite_plays_through_gym_by_its_declared_name():
     out = _python("""
-import json, gymnasium as gym, discoverygym.gym
+import json, gymnasium as gym, discoverygym.doors.gym
 env = gym.make("discoverygym/Toy-v1")
 obs, info = env.reset(seed=3)
 names = env.unwrapped.tool_names
@@ -49,8 +49,8 @@ print(json.dumps({"term": term, "reward": r, "passed": info["record"]["passed"]}
 def test_plugin_suite_limits_and_note_reach_the_model_door():
     out = _python("""
 import json
-from discoverygym.adapters.inspect.limits import sandbox_config, suite_limits, system_prompt
-from discoverygym.adapters.inspect._registry import TASKS
+from discoverygym.doors.inspect.limits import sandbox_config, suite_limits, system_prompt
+from discoverygym.doors.inspect._registry import TASKS
 config = sandbox_config("toy")
 print(json.dumps({"note": system_prompt("toy").strip().splitlines()[-1],
                   "messages": suite_limits("toy").messages,

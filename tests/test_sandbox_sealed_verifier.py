@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from discoverygym.adapters.harbor.verify import close_logs, score
 from discoverygym.core import EpisodeSpec, get_suite, paths
+from discoverygym.doors.harbor.verify import close_logs, score
 from discoverygym.sandbox import (
     LEVELS,
     Interpreter,

@@ -26,10 +26,10 @@ pytest.importorskip("verifiers.v1")
 from verifiers.v1.harnesses.utils.mcp import MCPConnection  # noqa: E402
 
 import toy_suite  # noqa: E402
-from discoverygym.adapters.verifiers_env.state import EpisodeState  # noqa: E402
-from discoverygym.adapters.verifiers_env.taskset import task_data  # noqa: E402
-from discoverygym.adapters.verifiers_env.toolset import EpisodeToolsetConfig  # noqa: E402
 from discoverygym.core import EpisodeSpec  # noqa: E402
+from discoverygym.doors.verifiers.state import EpisodeState  # noqa: E402
+from discoverygym.doors.verifiers.taskset import task_data  # noqa: E402
+from discoverygym.doors.verifiers.toolset import EpisodeToolsetConfig  # noqa: E402
 
 toy_suite.install()
 TESTS = Path(__file__).parent
@@ -54,7 +54,7 @@ class ChannelHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         assert self.headers["Authorization"] == f"Bearer {SECRET}"
         if self.path == "/task":
-            body = json.dumps({"cls": "discoverygym.adapters.verifiers_env.taskset:"
+            body = json.dumps({"cls": "discoverygym.doors.verifiers.taskset:"
                                       "DiscoveryData", "task": self.server.task_json})
         else:
             body = self.server.state
@@ -133,7 +133,7 @@ def test_a_call_whose_answer_was_lost_is_resent_and_charged_once(tmp_path):
            "VF_STATE_URL": f"http://127.0.0.1:{channel.server_address[1]}/state",
            "VF_STATE_SECRET": SECRET, "MCP_PORT_FILE": str(port_file)}
     server = subprocess.Popen([sys.executable, "-m",
-                               "discoverygym.adapters.verifiers_env.toolset"], env=env,
+                               "discoverygym.doors.verifiers.toolset"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120

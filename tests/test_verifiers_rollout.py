@@ -50,7 +50,7 @@ MODELS = ["parity", "python", "hostile", "silent", "status-500", "status-429", "
 
 @pytest.fixture(scope="module")
 def chat_server():
-    from discoverygym.adapters.verifiers_env.launch import helper_ready
+    from discoverygym.doors.verifiers.launch import helper_ready
 
     if not helper_ready():
         pytest.fail("the chat harness's helper is not installed: run `discoverygym rl "

@@ -11,14 +11,14 @@ import json
 import pytest
 
 import toy_suite
-from discoverygym.adapters.verifiers_env import selection
-from discoverygym.adapters.verifiers_env.selection import (
+from discoverygym.core import UnknownName, episode_key
+from discoverygym.doors.verifiers import selection
+from discoverygym.doors.verifiers.selection import (
     EVAL_SEED_START,
     eval_specs,
     split_specs,
     train_specs,
 )
-from discoverygym.core import UnknownName, episode_key
 
 toy_suite.install()
 
@@ -109,7 +109,7 @@ def test_rl_eval_refuses_a_train_split_that_would_hold_evaluation_truths(argv, m
 def test_the_rl_eval_summary_counts_errored_rollouts_as_zero(tmp_path):
     """A model that passes half and crashes the rest averaged 1.0 against 0.5 for one
     that answers the rest wrong: every rollout counts in the mean."""
-    from discoverygym.adapters.verifiers_env.summary import (
+    from discoverygym.doors.verifiers.summary import (
         read_traces,
         summarize,
         summary_lines,

@@ -18,13 +18,14 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from verifiers.v1.trace import AgentInfo, TraceTask  # noqa: E402
 
 import toy_suite  # noqa: E402
-from discoverygym.adapters.verifiers_env.calls import canonical  # noqa: E402
-from discoverygym.adapters.verifiers_env.state import (  # noqa: E402
+from discoverygym.core import EpisodeSpec, UnknownName  # noqa: E402
+from discoverygym.doors.verifiers.calls import canonical  # noqa: E402
+from discoverygym.doors.verifiers.state import (  # noqa: E402
     EpisodeState,
     ProposedCall,
     Refusal,
 )
-from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
+from discoverygym.doors.verifiers.taskset import (  # noqa: E402
     DiscoveryTask,
     DiscoveryTaskConfig,
     DiscoveryTaskset,
@@ -33,11 +34,10 @@ from discoverygym.adapters.verifiers_env.taskset import (  # noqa: E402
     settle_errored,
     task_data,
 )
-from discoverygym.adapters.verifiers_env.toolset import (  # noqa: E402
+from discoverygym.doors.verifiers.toolset import (  # noqa: E402
     EpisodeToolset,
     EpisodeToolsetConfig,
 )
-from discoverygym.core import EpisodeSpec, UnknownName  # noqa: E402
 
 toy_suite.install()
 SPEC = EpisodeSpec("toy", "guess", 3, {"budget": 10})
@@ -332,7 +332,7 @@ print(periods[np.argmax(lombscargle(t, r - r.mean(), 2 * np.pi / periods))])
 
 
 def test_a_local_run_uses_the_subprocess_runtime_and_pushes_nothing():
-    from discoverygym.adapters.verifiers_env.launch import eval_command
+    from discoverygym.doors.verifiers.launch import eval_command
 
     argv = eval_command("gravity", model="m", base_url="http://127.0.0.1:9/v1",
                         api_key_var="K", options={"protocol": "full-obs", "world-seed": "5"},
@@ -342,3 +342,24 @@ def test_a_local_run_uses_the_subprocess_runtime_and_pushes_nothing():
     assert argv[argv.index("--env.taskset.options.protocol") + 1] == "full-obs"
     assert argv[argv.index("--env.taskset.options.world_seed") + 1] == "5"
     assert argv[argv.index("-n") + 1] == "3"
+
+
+def test_the_python_call_is_in_the_record_as_on_every_door():
+    """The rollout's python calls are kept in details.tool_log and details.sandbox, the
+    shape tests/test_door_python_calls.py checks on the other doors (before: the
+    verifiers door ran python and kept nothing of it in the record)."""
+    toolset = EpisodeToolset(EpisodeToolsetConfig(interpreter=True))
+    asyncio.run(toolset.setup_task(task_data(SPEC)))
+    state = EpisodeState()
+    try:
+        assert _call(toolset, state, "python", {"code": "print(40 + 2)"}).strip() == "42"
+        _call(toolset, state, "probe", {"x": 50.0})
+        _call(toolset, state, "submit", {"answer": 50.0})
+    finally:
+        asyncio.run(asyncio.to_thread(toolset.python.close))
+    details = _record(state)["details"]
+    assert [e["tool"] for e in details["tool_log"]] == ["python", "probe", "submit"]
+    python = details["tool_log"][0]
+    assert python["arguments"] == "print(40 + 2)" and python["outcome"] == "ok"
+    assert details["sandbox"]["python_calls"] == 1 and details["sandbox"]["isolation"]
+    assert _record(state)["usage"]["tool_calls"] == 2  # python is not an episode call

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from discoverygym.adapters.harbor import export_tasks
 from discoverygym.core import get_suite
+from discoverygym.doors.harbor import export_tasks
 from discoverygym.run import run_episodes
 
 # (suite, options, agents, episodes): oracles and the scripted experts or baselines.

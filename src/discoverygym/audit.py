@@ -31,7 +31,7 @@ __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", 
 PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.attacks",
     "discoverygym.core.keyed_attacks",
-    "discoverygym.adapters.interpreter_attacks",
+    "discoverygym.doors.shared.interpreter_attacks",
     "discoverygym.sandbox.attacks",
     "discoverygym.report.attacks",
 )

@@ -15,11 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .cli_args import SEEDS_HELP, SeedsOption, console, err_console, one_line_failure
-from .cli_args import episode_options as _episode_options
+from .cli_args import key_or_exit as _key_or_exit
 from .cli_args import parse_extra as _parse_extra
 from .core import (
     SUITES,
-    EpisodeSpec,
     UnknownName,
     agent_table,
     available_suites,
@@ -31,6 +30,7 @@ from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
 from .core.grid import seed_text
 from .core.seeds import parse_seeds
+from .doors import DOORS
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
@@ -189,7 +189,7 @@ def run(
             raise typer.Exit(1)
         config["grader_model"] = grader_model
     if model is not None:
-        from .adapters.inspect_run import parse_model_args, run_model  # the [inspect] extra
+        from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
 
         try:
             result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
@@ -257,18 +257,6 @@ def run(
         console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
     console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
     console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
-
-
-def _key_or_exit(key_file: Path | None):
-    """The key of `--key-file` or the environment (None: public draws); a bad key is one
-    line and exit 1."""
-    from .core.keys import BadKey, resolve_key
-
-    try:
-        return resolve_key(key_file)
-    except BadKey as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
 
 
 @app.command("audit")
@@ -500,36 +488,6 @@ def report_cmd(
     console.print(f"report: {for_terminal(written, 2000)}")
 
 
-@app.command("mcp", context_settings={"allow_extra_args": True,
-                                      "ignore_unknown_options": True})
-def mcp_cmd(
-    ctx: typer.Context,
-    suite: Annotated[str, typer.Argument(help="Suite name.")],
-    task: Annotated[str, typer.Argument(help="Task id.")],
-    record: Annotated[Path, typer.Option(help="Where the record is written when the episode "
-                                               "ends (never sent to the client).")],
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
-    interpreter: Annotated[bool, typer.Option(help="Offer the sandboxed python tool.")] = True,
-    key_file: Annotated[Path | None, typer.Option(
-        help="Key the episode's draws (default: DISCOVERYGYM_KEY or DISCOVERYGYM_KEY_FILE, "
-             "else public draws).")] = None,
-):
-    """Serve one episode over MCP on stdio (episode options follow, e.g. --world A
-    --protocol budget-obs-100)."""
-    import anyio
-
-    from .adapters.mcp_server import serve_stdio
-
-    spec = EpisodeSpec(suite, task, seed, _episode_options(_parse_extra(ctx.args)),
-                       _key_or_exit(key_file))
-    try:
-        episode = spec.build()
-    except (UnknownName, ValueError) as exc:
-        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-        raise typer.Exit(1) from exc
-    anyio.run(lambda: serve_stdio(episode, record, interpreter=interpreter))
-
-
 @app.command("options")
 def show_options(suite: str):
     """List a suite's run options, and the seeds its cases are played with by default."""
@@ -548,14 +506,16 @@ def show_options(suite: str):
     console.print(table)
 
 
-def _mount_serve() -> None:
-    """`discoverygym serve ...` (adapters/serve_cli.py; its frameworks load on use)."""
-    from .adapters.serve_cli import serve_app
+def _mount_doors() -> None:
+    """Every door's commands, through the one door table (doors/__init__.py: DOORS);
+    a door's framework loads only when its command runs."""
+    for door in DOORS:
+        if door.mount is not None:
+            module, _, function = door.mount.partition(":")
+            getattr(importlib.import_module(module), function)(app)
 
-    app.add_typer(serve_app, name="serve")
 
-
-_mount_serve()
+_mount_doors()
 
 
 def _mount_subcommands() -> None:
@@ -580,15 +540,6 @@ from .keys_cli import key_app, verify  # noqa: E402
 
 app.add_typer(key_app, name="key")
 app.command("verify")(verify)
-
-# `discoverygym export harbor ...`: task exporters live with their adapters.
-from .adapters.harbor.cli import export_app  # noqa: E402
-
-app.add_typer(export_app, name="export")
-# The verifiers door (the [rl] extra; its modules import verifiers only when they run).
-from .adapters.verifiers_env.cli import rl_app  # noqa: E402
-
-app.add_typer(rl_app, name="rl")
 
 
 def main() -> None:

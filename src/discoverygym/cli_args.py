@@ -1,6 +1,6 @@
 """What every command line of the package shares: the console and the reading of suite
 options given after a suite's name. The main CLI (`cli.py`) and the doors' own command
-groups (`adapters/*/cli.py`) both use it, so neither has to import the other."""
+groups (`doors/*/cli.py`) both use it, so neither has to import the other."""
 
 from __future__ import annotations
 
@@ -61,3 +61,15 @@ def episode_options(raw: dict[str, str]) -> dict[str, Any]:
     for key, value in raw.items():
         out[key.replace("-", "_")] = int(value) if value.lstrip("-").isdigit() else value
     return out
+
+
+def key_or_exit(key_file: Any):
+    """The key of `--key-file` or the environment (None: public draws); a bad key is one
+    line and exit 1."""
+    from .core.keys import BadKey, resolve_key
+
+    try:
+        return resolve_key(key_file)
+    except BadKey as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None

@@ -134,7 +134,7 @@ def _stolen_reference(spec, function: str) -> tuple[bool, str]:
 
 
 def _harbor_forger(spec, function: str, level: str) -> tuple[bool, str]:
-    from ...adapters.harbor.verify import score
+    from ...doors.harbor.verify import score
     from ...sandbox import strength
 
     tmp = Path(tempfile.mkdtemp(prefix="dg-audit-harbor-"))

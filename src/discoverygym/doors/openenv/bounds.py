@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.bounded import Bounds, UnsafeInput, clip, loads
+from ...core.bounded import Bounds, UnsafeInput, clip, loads
 
 #: A WebSocket text frame or HTTP body longer than this is refused without parsing
 #: (the MCP door's limit). Frames above `WS_MAX_BYTES` are cut off by the server itself,

@@ -6,7 +6,7 @@ the server, which writes the episode's record; the verifier reads that record. T
 path needs Docker Compose (Harbor's docker environment); it is not played by the
 bubblewrap environment.
 
-`python -m discoverygym.adapters.harbor.sidecar SPEC_JSON RECORD_PATH [--port N]` runs
+`python -m discoverygym.doors.harbor.sidecar SPEC_JSON RECORD_PATH [--port N]` runs
 the server."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ COMPOSE = f"""services:
       context: ./{SERVICE}
     # the server is not PID 1: when the collect hook stops it (and it writes the record),
     # the container stays up for Harbor to copy the record out
-    command: ["sh", "-c", "python -m discoverygym.adapters.harbor.sidecar /episode/spec.json {RECORD} --port {PORT} & echo $$! > {PID_FILE}; wait; sleep infinity"]
+    command: ["sh", "-c", "python -m discoverygym.doors.harbor.sidecar /episode/spec.json {RECORD} --port {PORT} & echo $$! > {PID_FILE}; wait; sleep infinity"]
 """
 
 #: The collect hook: stop the server and wait (bounded by the hook's timeout) until it
@@ -63,7 +63,7 @@ def serve_http(spec: EpisodeSpec, record_path: Path, *, host: str = "0.0.0.0",
     record is written when the episode ends, or at shutdown without an answer."""
     import uvicorn
 
-    from ..mcp_server import build_server
+    from ..mcp.server import build_server
 
     episode = spec.build()
     bound = build_server(episode, record_path, interpreter=False, agent_name="harbor")

@@ -65,3 +65,8 @@ def harbor_cmd(
     for task in tasks:
         for note in task.notes:
             console.print(f"  {task.path.name}: {note}")
+
+
+def mount(app: typer.Typer) -> None:
+    """Add the `export` group to the `discoverygym` app."""
+    app.add_typer(export_app, name="export")

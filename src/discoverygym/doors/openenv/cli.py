@@ -61,13 +61,13 @@ def serve_openenv(
     """Serve SUITE as an OpenEnv environment: WebSocket sessions on /ws, one episode per
     reset. Episode options follow the suite name (e.g. --world A --protocol
     budget-obs-100); they are the defaults a client's reset `options` override."""
-    from ..cli_args import episode_options as _episode_options
-    from ..cli_args import parse_extra as _parse_extra
-    from ..core import UnknownName
-    from ..core.keys import BadKey, resolve_key
+    from ...cli_args import episode_options as _episode_options
+    from ...cli_args import parse_extra as _parse_extra
+    from ...core import UnknownName
+    from ...core.keys import BadKey, resolve_key
 
     try:
-        from .openenv_server import build_app, serve
+        from .server import build_app, serve
     except ImportError as exc:
         typer.echo(f"error: {OPENENV_MISSING} ({exc})", err=True)
         raise typer.Exit(1) from exc
@@ -91,3 +91,8 @@ def serve_openenv(
     serve(app, host, port, lambda url: typer.echo(
         f"discoverygym OpenEnv server for {suite}: {url} (WebSocket {url}/ws; {mode})",
         err=False))
+
+
+def mount(app: typer.Typer) -> None:
+    """Add the `serve` group (`serve openenv`) to the `discoverygym` app."""
+    app.add_typer(serve_app, name="serve")

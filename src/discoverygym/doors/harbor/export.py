@@ -232,7 +232,7 @@ def verifier_dockerfile(wheel: str | None, files: list[str]) -> str:
 
 TEST_SH = f"""#!/bin/sh
 # Rebuild the episode from its spec, score what the agent left, write {layout.VERIFIER_LOGS}/reward.json.
-exec python -m discoverygym.adapters.harbor.verify {layout.SPEC}
+exec python -m discoverygym.doors.harbor.verify {layout.SPEC}
 """
 
 

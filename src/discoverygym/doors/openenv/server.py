@@ -47,12 +47,12 @@ from openenv.core.env_server import (
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
 
-from .. import __version__
-from ..core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
-from ..core.bounded import UnsafeInput, check_value, clip, quote
-from ..core.keys import Key, new_key
-from ..run.records import RecordWriter
-from .openenv_bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
+from ... import __version__
+from ...core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
+from ...core.bounded import UnsafeInput, check_value, clip, quote
+from ...core.keys import Key, new_key
+from ...run.records import RecordWriter
+from .bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
 
 AGENT = "openenv"
 

@@ -282,8 +282,7 @@ def episode_record(agent_name: str = AGENT_NAME,
         record.usage.usd = usd or 0.0
         if usd is None:
             record.details["price_unknown"] = True
-        record.details["sandbox"] = session.sandbox_details()
-        record.details["tool_log"] = session.log
+        session.record_calls(record.details)
         record.details.update(grading)
         refused = _inspect_tool_errors(state)
         if refused:

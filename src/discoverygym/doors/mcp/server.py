@@ -2,24 +2,28 @@
 
 The episode's tools and the sandboxed `python` tool are the server's tools; the prompt
 is the server's instructions. When the episode ends (or the client goes away) the
-record is written to a file the client is not told about; the score is never sent."""
+record is written to a file the client is not told about; the score is never sent.
+The record keeps every call, python included, in its details as every door does
+(`tool_log`, `sandbox`: doors/shared/call_log.py)."""
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import io
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..core import Episode, ToolResult
-from ..core.bounded import Bounds, UnsafeInput, clip, loads
-from .interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ...core import Episode, ToolResult
+from ...core.bounded import Bounds, UnsafeInput, clip, loads
+from ..shared.call_log import CallLog
+from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..shared.mcp_content import mcp_content
 
 #: A client line longer than this is refused without being parsed.
 MAX_LINE_CHARS = 8_000_000
@@ -30,16 +34,6 @@ MESSAGE_BOUNDS = Bounds(max_depth=40, max_items=400_000, max_chars=MAX_LINE_CHAR
 REFUSED = "__discoverygym_refused__"
 _ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 _NAME = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
-
-
-def _content(result: ToolResult) -> list[Any]:
-    import mcp.types as types
-
-    blocks: list[Any] = [types.TextContent(type="text", text=result.text)]
-    for png in result.images:
-        blocks.append(types.ImageContent(type="image", mime_type="image/png",
-                                         data=base64.b64encode(png).decode("ascii")))
-    return blocks
 
 
 def _refusal(line: str, reason: str) -> str:
@@ -123,7 +117,8 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    python = InterpreterTool(episode) if interpreter else None
+    calls = CallLog()
+    python = InterpreterTool(episode, calls) if interpreter else None
     state = {"written": False}
 
     def write_record(error: str | None = None) -> None:
@@ -131,8 +126,10 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
             return
         state["written"] = True
         record = episode.record(agent=agent_name, error=error)
-        if python is not None and python.isolation:
-            record.details["sandbox_isolation"] = python.isolation
+        if python is not None:
+            python.record_calls(record.details)
+        else:
+            calls.write(record.details, None)
         record_path.parent.mkdir(parents=True, exist_ok=True)
         record_path.write_text(record.to_json() + "\n")
 
@@ -150,17 +147,22 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
         name, args = params.name, params.arguments or {}
         if isinstance(args, dict) and set(args) == {REFUSED}:
             result = await anyio.to_thread.run_sync(episode.refuse, name, str(args[REFUSED]))
+            calls.note(name, None, result.text, True)
         elif python is not None and name == PYTHON_TOOL.name:
-            result = await anyio.to_thread.run_sync(python.run, args.get("code"))
+            code = args.get("code") if isinstance(args, dict) else None
+            result = await anyio.to_thread.run_sync(python.run, code)
         else:
+            started = time.perf_counter()
             result = await anyio.to_thread.run_sync(episode.call, name, args)
             if python is not None and not result.is_error:
                 await anyio.to_thread.run_sync(python.refresh)
+            calls.note(name, args, result.text, result.is_error,
+                       duration_s=round(time.perf_counter() - started, 4))
         if episode.done:
             write_record()
             result = ToolResult(result.text + "\n\nThe episode has ended. You may disconnect.",
                                 is_error=result.is_error, images=result.images)
-        return types.CallToolResult(content=_content(result), is_error=result.is_error)
+        return types.CallToolResult(content=mcp_content(result), is_error=result.is_error)
 
     server = Server("discoverygym", version="1", instructions=episode.prompt,
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool)

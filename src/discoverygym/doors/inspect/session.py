@@ -1,20 +1,19 @@
 """One episode being played through Inspect: the Episode, its sandboxed interpreter,
-and a short log of every tool call (kept in the record's details)."""
+and the log of every tool call (kept in the record's details the way every door keeps
+it: doors/shared/call_log.py)."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any
 
 from ...core import EpisodeSpec, ToolResult
-from ...sandbox import ExecResult, Interpreter, SandboxConfig
-from ..interpreter_tool import episode_sandbox
+from ...sandbox import Interpreter, SandboxConfig
+from ..shared.call_log import PYTHON, CallLog
+from ..shared.interpreter_tool import episode_sandbox
 
-PYTHON_TOOL = "python"
-LOG_LIMIT = 300       # tool calls kept in the record
-LOG_TEXT_CHARS = 400  # characters of arguments / results kept per call
+PYTHON_TOOL = PYTHON
 
 PYTHON_TOOL_DESCRIPTION = (
     "Run Python code in your persistent, sandboxed interpreter. It holds your data as "
@@ -32,23 +31,6 @@ PYTHON_TOOL_PARAMETERS = {
 }
 
 
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= LOG_TEXT_CHARS else text[:LOG_TEXT_CHARS] + " [...]"
-
-
-def python_outcome(result: ExecResult) -> str:
-    """One word on how a python call ended, for the record: "ok", "timeout", or the
-    exception's type (e.g. "FileNotFoundError", "ModuleNotFoundError")."""
-    if result.timed_out:
-        return "timeout"
-    if result.error is None:
-        return "restarted" if result.restarted else "ok"
-    last = result.error.strip().splitlines()[-1] if result.error.strip() else "error"
-    name = last.split(":", 1)[0].strip()
-    return name if name.replace(".", "").replace("_", "").isalnum() else "error"
-
-
 class EpisodeSession:
     """An episode and its interpreter. Tool calls are blocking; the Inspect tools
     run them in a worker thread."""
@@ -58,19 +40,13 @@ class EpisodeSession:
         self.episode = spec.build()
         self.interpreter = Interpreter(self.episode.workspace(),
                                        episode_sandbox(self.episode, sandbox or SandboxConfig()))
-        self.log: list[dict[str, Any]] = []
-        self.n_python = 0
+        self.calls = CallLog()
         self.stopped_reason: str | None = None
         self._lock = threading.Lock()
 
     @property
     def done(self) -> bool:
         return self.episode.done
-
-    def _note(self, tool: str, args: Any, text: str, is_error: bool, **extra: Any) -> None:
-        if len(self.log) < LOG_LIMIT:
-            self.log.append({"tool": tool, "arguments": _short(args), "is_error": is_error,
-                             "result": _short(text), **extra})
 
     def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """An environment tool call; the interpreter's workspace is refreshed after it."""
@@ -79,36 +55,27 @@ class EpisodeSession:
             result = self.episode.call(name, args)
             if not self.episode.done:
                 self.interpreter.update_workspace(self.episode.workspace())
-            self._note(name, args, result.text, result.is_error,
-                       duration_s=round(time.perf_counter() - started, 4))
+            self.calls.note(name, args, result.text, result.is_error,
+                            duration_s=round(time.perf_counter() - started, 4))
             return result
 
     def refuse(self, name: str, reason: str) -> None:
         """A call Inspect refused before it reached the episode: a free tool error."""
         with self._lock:
             result = self.episode.refuse(name, reason)
-            self._note(name, None, result.text, True)
+            self.calls.note(name, None, result.text, True)
 
     def run_python(self, code: str) -> tuple[str, bool]:
         """Run code in the interpreter: (text for the agent, whether it failed)."""
         with self._lock:
-            self.n_python += 1
             result = self.interpreter.execute(code)
-            failed = result.error is not None or result.timed_out
-            extra: dict[str, Any] = {"outcome": python_outcome(result),
-                                     "duration_s": round(result.duration_s, 4)}
-            if result.restarted:
-                extra["restarted"] = True
-            if result.timed_out:
-                extra["timed_out"] = True
-            self._note(PYTHON_TOOL, code, result.as_text(), failed, **extra)
+            failed = self.calls.note_python(code, result)
             return result.as_text(), failed
 
-    def sandbox_details(self) -> dict[str, Any]:
-        interp = self.interpreter
-        return {"isolation": interp.isolation, "warning": interp.isolation_warning,
-                "restarts": interp.restarts, "events": list(interp.events),
-                "python_calls": self.n_python}
+    def record_calls(self, details: dict[str, Any]) -> None:
+        """The calls and the interpreter's account, into a record's details (shared
+        with every door that offers python: doors/shared/call_log.py)."""
+        self.calls.write(details, self.interpreter)
 
     def close(self) -> None:
         self.interpreter.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
+from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
 
 FAKE_KEY = "sk-audit-FAKE-KEY-0123456789"
 
@@ -25,9 +25,9 @@ _FORGE_FRAME = (
 def interpreter_attacks(target: AuditTarget) -> list[Outcome]:
     """Code run in the episode's interpreter that tries to read what it must not see or
     outlive its call. Skipped (and said so) on an rlimits-only host."""
-    from ..core import paths
-    from ..sandbox import SandboxConfig
-    from ..sandbox.isolation import WEAK_LEVELS, resolve_level
+    from ...core import paths
+    from ...sandbox import SandboxConfig
+    from ...sandbox.isolation import WEAK_LEVELS, resolve_level
     from .interpreter_tool import InterpreterTool
 
     if resolve_level(SandboxConfig()) in WEAK_LEVELS:

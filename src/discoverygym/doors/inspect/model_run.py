@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core import EpisodeSpec, Suite, get_suite
-from ..run.run_dir import RunDirectory
-from ..run.runner import RunResult, check_resumed_key
-from ..sandbox import SandboxConfig
+from ...core import EpisodeSpec, Suite, get_suite
+from ...run.run_dir import RunDirectory
+from ...run.runner import RunResult, check_resumed_key
+from ...sandbox import SandboxConfig
 
 SCORER = "episode_record"
 
@@ -42,7 +42,7 @@ def _scalar(text: str) -> Any:
 
 def _failure_record(spec: EpisodeSpec, model: str, error: str, epoch: int) -> dict[str, Any]:
     """A failed record for a sample Inspect could not finish (never dropped)."""
-    from .inspect.task import AGENT_NAME
+    from .task import AGENT_NAME
 
     episode = spec.build()
     record = episode.record(agent=AGENT_NAME, model=model, error=error)
@@ -76,8 +76,8 @@ def run_model(
     suite's interpreter limits (`Suite.python_limits`)."""
     from inspect_ai import eval as inspect_eval
 
-    from .inspect.limits import sandbox_config
-    from .inspect.task import sample_id, suite_task
+    from .limits import sandbox_config
+    from .task import sample_id, suite_task
 
     s = get_suite(suite) if isinstance(suite, str) else suite
     run_dir = RunDirectory(out_dir, resume=resume)

@@ -81,3 +81,8 @@ def eval_cmd(
         typer.echo(line)
     raise typer.Exit(done.returncode or (1 if summary.errored or not summary.rollouts
                                          else 0))
+
+
+def mount(app: typer.Typer) -> None:
+    """Add the `rl` group to the `discoverygym` app."""
+    app.add_typer(rl_app, name="rl")

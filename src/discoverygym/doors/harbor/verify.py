@@ -1,4 +1,4 @@
-"""The verifier of an exported file task: `python -m discoverygym.adapters.harbor.verify
+"""The verifier of an exported file task: `python -m discoverygym.doors.harbor.verify
 /tests/spec.json`, run in the task's verifier image after the agent has finished.
 
 It rebuilds the episode from its spec (suite, task, seed, options) with the same

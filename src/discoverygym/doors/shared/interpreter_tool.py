@@ -1,16 +1,18 @@
 """The `python` tool every front-end offers beside an episode's own tools: a stateful
 sandboxed interpreter that starts with the episode's workspace and is refreshed after
-each environment tool call."""
+each environment tool call. Every call is kept in a CallLog (call_log.py), which the
+door writes into the record's details."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from ..core import Episode, ToolResult, ToolSpec
+from ...core import Episode, ToolResult, ToolSpec
+from .call_log import PYTHON, CallLog
 
 PYTHON_TOOL = ToolSpec(
-    name="python",
+    name=PYTHON,
     description=(
         "Run Python code in your private, stateful interpreter (numpy, scipy, pandas, sympy, "
         "astropy available; no network; variables persist between calls). The episode's data "
@@ -24,7 +26,7 @@ PYTHON_TOOL = ToolSpec(
 def episode_sandbox(episode: Episode, config: Any = None) -> Any:
     """`config` (a SandboxConfig, default limits when None) with the episode's own
     directories bound in (`Episode.sandbox_dirs`: data read-only, outputs writable)."""
-    from ..sandbox import SandboxConfig
+    from ...sandbox import SandboxConfig
 
     config = config or SandboxConfig()
     python = episode.sandbox_python()
@@ -39,12 +41,16 @@ def episode_sandbox(episode: Episode, config: Any = None) -> Any:
 
 
 class InterpreterTool:
-    """Owns one sandboxed interpreter for one episode. Created lazily on first use."""
+    """Owns one sandboxed interpreter for one episode. Created lazily on first use.
+    `calls`: the episode's call log (the door's, when it logs its other tools' calls
+    there too); every python call is noted in it."""
 
-    def __init__(self, episode: Episode, **config: Any) -> None:
+    def __init__(self, episode: Episode, calls: CallLog | None = None,
+                 **config: Any) -> None:
         self._episode = episode
         self._config = config
         self._interpreter: Any = None
+        self.calls = calls if calls is not None else CallLog()
 
     @property
     def isolation(self) -> str | None:
@@ -52,7 +58,7 @@ class InterpreterTool:
 
     def _ensure(self) -> Any:
         if self._interpreter is None:
-            from ..sandbox import Interpreter, SandboxConfig
+            from ...sandbox import Interpreter, SandboxConfig
 
             cfg = SandboxConfig(**self._config) if self._config else SandboxConfig()
             self._interpreter = Interpreter(self._episode.workspace(),
@@ -61,8 +67,12 @@ class InterpreterTool:
 
     def run(self, code: str) -> ToolResult:
         if not isinstance(code, str):
-            return ToolResult("The python tool takes {'code': '<python source>'}.", is_error=True)
+            refused = ToolResult("The python tool takes {'code': '<python source>'}.",
+                                 is_error=True)
+            self.calls.note(PYTHON, code, refused.text, True, outcome="refused")
+            return refused
         res = self._ensure().execute(code)
+        self.calls.note_python(code, res)
         parts = []
         if res.notice:
             parts.append(f"[{res.notice}]")
@@ -75,6 +85,10 @@ class InterpreterTool:
         if res.error:
             parts.append(res.error)
         return ToolResult("\n".join(parts) or "(no output)", is_error=bool(res.error))
+
+    def record_calls(self, details: dict[str, Any]) -> None:
+        """The call log and the interpreter's account, into a record's details."""
+        self.calls.write(details, self._interpreter)
 
     def refresh(self) -> None:
         if self._interpreter is not None:

@@ -22,8 +22,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .core import SUITES, Episode, EpisodeSpec, get_suite, load_plugins
-from .core.bounded import UnsafeInput, loads
+from ...core import SUITES, Episode, EpisodeSpec, get_suite, load_plugins
+from ...core.bounded import UnsafeInput, loads
 
 CHARSET = frozenset(string.printable)
 MAX_TEXT = 16_384
@@ -119,7 +119,7 @@ def register_all() -> None:
     for suite, entry in SUITES.items():
         env_id = f"discoverygym/{entry.gym_name}-v1"
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point="discoverygym.gym:DiscoveryEnv",
+            gym.register(id=env_id, entry_point="discoverygym.doors.gym.env:DiscoveryEnv",
                          kwargs={"suite": suite})
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from typing import Any
 
 import verifiers.v1 as vf
@@ -18,8 +19,9 @@ from ... import __version__
 from ...core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, Usage, get_suite
 from ...core.bounded import clip
 from ...core.keys import BadKey, Key, key_from_environment
-from ..interpreter_tool import PYTHON_TOOL, InterpreterTool
-from ..mcp_server import _content
+from ..shared.call_log import CallLog
+from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..shared.mcp_content import mcp_content
 from .calls import CallLedger
 from .state import EpisodeState
 
@@ -55,6 +57,8 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         self.episode: Episode | None = None
         self.python: InterpreterTool | None = None
         self.ledger = CallLedger()
+        #: every call, python included, for the record's details (as on every door)
+        self.calls = CallLog()
         self._refusals_seen: set[str] = set()
         self._recorded = False
         self._lock = asyncio.Lock()
@@ -80,7 +84,8 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
             return
         if self.config.interpreter:
             limits = get_suite(spec.suite).python_limits
-            self.python = InterpreterTool(self.episode, time_limit_s=limits.time_limit_s,
+            self.python = InterpreterTool(self.episode, self.calls,
+                                          time_limit_s=limits.time_limit_s,
                                           cpu_s=limits.cpu_s, memory_mb=limits.memory_mb)
         self._exit_stack.push_async_callback(self._finish)
 
@@ -118,7 +123,7 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
 
         async with self._lock:  # a retry may arrive while its first attempt still runs
             result = await self.answer(name, arguments, self.state)
-        return types.CallToolResult(content=_content(result), is_error=result.is_error)
+        return types.CallToolResult(content=mcp_content(result), is_error=result.is_error)
 
     async def answer(self, name: str, arguments: Any, state: EpisodeState) -> ToolResult:
         """Run one request against the episode, charging each call id once."""
@@ -132,9 +137,12 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
             code = arguments.get("code") if isinstance(arguments, dict) else None
             result = await asyncio.to_thread(self.python.run, code)
         else:
+            started = time.perf_counter()
             result = await asyncio.to_thread(self.episode.call, name, arguments)
             if self.python is not None and not result.is_error:
                 await asyncio.to_thread(self.python.refresh)
+            self.calls.note(name, arguments, result.text, result.is_error,
+                            duration_s=round(time.perf_counter() - started, 4))
         if self.episode.done:
             self._write_record(state, None)
             result = ToolResult(result.text + "\n\nThe episode has ended.",
@@ -156,7 +164,12 @@ class EpisodeToolset(vf.Toolset[EpisodeToolsetConfig, EpisodeState]):
         self._recorded = True
         state.done = True
         if self.episode is not None:
-            state.record_json = self.episode.record(agent=AGENT, error=error).to_json()
+            record = self.episode.record(agent=AGENT, error=error)
+            if self.python is not None:
+                self.python.record_calls(record.details)
+            else:
+                self.calls.write(record.details, None)
+            state.record_json = record.to_json()
         else:  # the episode could not be built
             state.record_json = unbuilt_record(self._spec, error).to_json()
 
