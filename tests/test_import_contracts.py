@@ -69,7 +69,7 @@ PLANTED = {
     "suites/tpbench/scoring.py": ("discoverygym.suites.gravity.truths", "suites-independent"),
     "suites/mad/report.py": ("discoverygym.run.records", "suites-not-runner"),
     "suites/stargazer/bank.py": ("discoverygym.cli_args", "suites-not-doors"),
-    "adapters/mcp_server.py": ("discoverygym.suites.stargazer.baselines.fit",
+    "adapters/mcp_server.py": ("discoverygym.suites.stargazer.baselines.agents",
                                "doors-not-baselines"),
     # a new import by a module that already has a listed debt is not covered by it
     "adapters/inspect/policies.py": ("discoverygym.suites.mad.baselines",

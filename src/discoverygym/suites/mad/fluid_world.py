@@ -26,7 +26,7 @@ import numpy as np
 
 from ...core import RunOption, ToolInputError, streams
 from ...core.array_cache import ArrayCache, digest
-from . import fluid_solver as fs
+from ...physics import fluid_solver as fs
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,
