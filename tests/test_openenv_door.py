@@ -38,7 +38,7 @@ from discoverygym.adapters.openenv_server import (  # noqa: E402
 )
 from discoverygym.core import ToolResult  # noqa: E402
 from discoverygym.core.keys import new_key  # noqa: E402
-from discoverygym.run.records import read_records  # noqa: E402
+from discoverygym.core.record import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
 toy_suite.install()

@@ -187,6 +187,12 @@ class Suite(ABC):
         Default: none."""
         return ()
 
+    def audit_code_answer(self, spec: EpisodeSpec, code: str) -> dict[str, Any] | None:
+        """For the audit's attacks on a door's verifier (Harbor's): an answer to `spec`'s
+        episode whose scoring runs the Python source `code` as the agent's own, or None
+        where no answer runs as code (the default)."""
+        return None
+
     def parse_options(self, raw: dict[str, str],
                       command_options: Iterable[str] = ()) -> dict[str, Any]:
         """Parse command-line strings into typed options; reject unknown names, naming

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import get_suite
 from ..core.escape import for_html, safe_href
-from ..run.records import read_records
+from ..core.record import read_records
 from .figures import histogram_html
 
 CSS = """

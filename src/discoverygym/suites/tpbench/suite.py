@@ -122,6 +122,14 @@ class TPBenchSuite(Suite):
 
         return ATTACKS
 
+    def audit_code_answer(self, spec: EpisodeSpec, code: str) -> dict[str, Any] | None:
+        """A written solution whose function returns 0.0 and whose module runs `code`
+        when the verifier loads it."""
+        episode = self.episode(spec.task_id, seed=spec.seed, **spec.options)
+        function = episode.view().workspace()["function_name"]
+        body = f"def {function}(*args, **kwargs):\n    return 0.0\n{code}"
+        return {"solution": f"```python\n{body}```\n"}
+
     def plan(self, level: tuple[int, ...] | None = None, domain: tuple[str, ...] | None = None,
              attempts: int = 1, problems: str | None = None, **unknown: Any) -> list[EpisodeSpec]:
         if unknown:
