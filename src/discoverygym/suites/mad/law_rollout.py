@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from ... import physics as shared_physics
-from ...core import streams
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
+from . import streams
 from .law_check import MINIMUM_ISOLATION
 
 # The held-out initial states come from default_rng([seed, LAW_SCORE_STREAM]); no other
