@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jax
 
-from discoverygym.suites.mad import fluid_solver as fs
+from discoverygym.physics import fluid_solver as fs
 
 NU = 1e-3
 THICKNESS, AMPLITUDE = 0.1, 0.3

@@ -30,7 +30,7 @@ import time
 import jax
 import numpy as np
 
-from discoverygym.suites.mad import fluid_solver as fs
+from discoverygym.physics import fluid_solver as fs
 from discoverygym.suites.mad import quantum_solver as qs
 
 

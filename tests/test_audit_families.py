@@ -202,20 +202,38 @@ def test_the_tpbench_verifier_is_held_at_every_level():
 
     assert "tpbench-levels" in {f.name for f in get_suite("tpbench").audit_attacks()}
     outcomes = level_attacks(_target("tpbench"))
-    assert len(outcomes) == 2 * len(working_levels()) and all(o.ok for o in outcomes), outcomes
+    assert len(outcomes) == len(working_levels()) and all(o.ok for o in outcomes), outcomes
     weakest = [o for o in outcomes if "package at rlimits-only" in o.attack]
     assert all("verdict=refused" in o.observed for o in weakest)
 
 
-def test_without_the_minimum_level_the_tpbench_family_finds_both_holes(monkeypatch):
+def test_the_harbor_reward_is_held_at_every_level_a_door_family_played_on_tpbench():
+    """The Harbor verifier's attack is the door's (declared beside it), played with the
+    answer that runs code which the suite supplies; a suite whose answers never run as
+    code is not attacked by it."""
+    from discoverygym.doors.harbor import attacks as harbor_attacks
+    from discoverygym.sandbox.attacks import working_levels
+
+    assert "discoverygym.doors.harbor.attacks" in PLATFORM_ATTACK_MODULES
+    (family,) = harbor_attacks.ATTACKS
+    assert family.name == "harbor-levels" and family.needs_interpreter
+    assert family.applies(_target("tpbench")) and not family.applies(_target("gravity"))
+    outcomes = harbor_attacks.reward_forger_attacks(_target("tpbench"))
+    assert len(outcomes) == len(working_levels()) and all(o.ok for o in outcomes), outcomes
+
+
+def test_without_the_minimum_level_the_tpbench_and_harbor_families_find_both_holes(
+        monkeypatch):
     """The defence removed: the verifier runs answers at rlimits-only. The stolen
     reference passes and the detached process rewrites Harbor's reward."""
+    from discoverygym.doors.harbor.attacks import reward_forger_attacks
     from discoverygym.sandbox import attacks as sandbox_attacks
     from discoverygym.suites.tpbench import verifier
     from discoverygym.suites.tpbench.attacks import level_attacks
 
     monkeypatch.setattr(sandbox_attacks, "working_levels", lambda: ["rlimits-only"])
     monkeypatch.setattr(verifier.run_function, "__kwdefaults__", {"minimum_isolation": None})
-    steal, forge = level_attacks(_target("tpbench"))
+    (steal,) = level_attacks(_target("tpbench"))
+    (forge,) = reward_forger_attacks(_target("tpbench"))
     assert not steal.ok and "passed=True" in steal.observed, steal
     assert not forge.ok and "FORGED" in forge.observed, forge

@@ -123,18 +123,23 @@ def test_view_exposes_only_the_contract():
 
 
 def test_random_streams_are_named_once_and_never_shared():
-    """Every stream constant is distinct within its suite, and no suite module keys a
-    generator with a bare number any more (they name a stream of core/streams.py)."""
+    """Each suite names its streams in its own streams.py (core names none), every
+    stream constant is distinct within its suite, and no suite module keys a generator
+    with a bare number any more (they name a stream of their suite's streams.py)."""
+    import importlib
     import re
     from pathlib import Path
 
     from discoverygym.core import streams
 
-    values = {k: v for k, v in vars(streams).items() if k.isupper()}
-    for prefix in ("GRAVITY_", "MAD_", "TPBENCH_"):
-        group = [v for k, v in values.items() if k.startswith(prefix)]
-        assert len(group) == len(set(group)), prefix
+    assert not [k for k in vars(streams) if k.isupper()]  # core names no suite's stream
     suites = Path(streams.__file__).parents[1] / "suites"
+    declared = sorted(p.parent.name for p in suites.glob("*/streams.py"))
+    assert declared == ["gravity", "mad", "tpbench"]
+    for suite in declared:
+        module = importlib.import_module(f"discoverygym.suites.{suite}.streams")
+        values = [v for k, v in vars(module).items() if k.isupper()]
+        assert values and len(values) == len(set(values)), suite
     bare = re.compile(r"default_rng\(\[[^\]]*?,\s*(0x[0-9A-Fa-f]+|\d+)\s*[\],]")
     for path in suites.rglob("*.py"):
         if "baselines" not in path.parts:

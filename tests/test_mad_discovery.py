@@ -13,9 +13,10 @@ import json
 import numpy as np
 import pytest
 
-from discoverygym.core import get_suite, make_agent, streams
+from discoverygym.core import get_suite, make_agent
 from discoverygym.suites.mad import classical_physics as P
 from discoverygym.suites.mad import constants as C
+from discoverygym.suites.mad import streams
 from discoverygym.suites.mad.baselines.law_oracle import ClassicalLawOracle
 from discoverygym.suites.mad.classical import LAW_PROSE, nrmse
 

@@ -16,9 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from discoverygym.core import get_suite, make_agent, streams
-from discoverygym.suites.mad import fluid_solver as fs
+from discoverygym.core import get_suite, make_agent
+from discoverygym.physics import fluid_solver as fs
 from discoverygym.suites.mad import fluid_world as fw
+from discoverygym.suites.mad import streams
 from discoverygym.suites.mad.baselines import fluid_oracle as fo
 from discoverygym.suites.mad.baselines import fluid_quantum as agents
 

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from discoverygym.suites.mad import fluid_solver as fs
+from discoverygym.physics import fluid_solver as fs
 
 NU = 1e-3
 

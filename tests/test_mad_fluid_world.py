@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.suites.mad import fluid_solver as fs
+from discoverygym.physics import fluid_solver as fs
 from discoverygym.suites.mad import fluid_world as fw
 from discoverygym.suites.mad.baselines import fluid_quantum as agents
 

@@ -56,3 +56,17 @@ def test_calibrate_generated_end_to_end(tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:7] == ["1"] * 6  # valid, truth, trivial, baseline, bound all 1 of 1
     assert cells[-1] == "yes"
+
+
+def test_the_command_line_hands_the_runner_to_the_suite_command():
+    """No suite imports the runner: `calibrate-generated` gets `calibrate` from the
+    command line that mounts it (it gets past that check to the family check), and the
+    suite's group run on its own refuses in one line."""
+    from discoverygym.suites.packages.cli import package_app
+
+    args = ["calibrate-generated", "--work-dir", "unused", "--families", "nope"]
+    mounted = runner.invoke(app, ["package", *args])
+    assert mounted.exit_code == 1 and "unknown family 'nope'" in mounted.output
+    alone = runner.invoke(package_app, args)
+    assert alone.exit_code == 1 and "runs through the discoverygym command" in alone.output
+    assert "Traceback" not in alone.output

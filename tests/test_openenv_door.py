@@ -32,13 +32,13 @@ from websockets.sync.client import connect  # noqa: E402
 import toy_suite  # noqa: E402
 from discoverygym.core import ToolResult  # noqa: E402
 from discoverygym.core.keys import new_key  # noqa: E402
+from discoverygym.core.record import read_records  # noqa: E402
 from discoverygym.doors.openenv.server import (  # noqa: E402
     DiscoveryAction,
     DiscoveryEnvironment,
     EpisodeDraws,
     RecordSink,
 )
-from discoverygym.run.records import read_records  # noqa: E402
 from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 
 toy_suite.install()

@@ -14,14 +14,7 @@ import numpy as np
 import pytest
 
 from discoverygym.core import ToolResult, make_agent
-from discoverygym.suites.stargazer.baselines import CALIBRATION
-from discoverygym.suites.stargazer.baselines.agents import (
-    AGENTS,
-    ClassicalAgent,
-    NestedSamplingAgent,
-    data_seed,
-)
-from discoverygym.suites.stargazer.baselines.fit import (
+from discoverygym.physics.rv_fit import (
     Fit,
     Planet,
     RVData,
@@ -33,8 +26,15 @@ from discoverygym.suites.stargazer.baselines.fit import (
     keplerian_sum,
     select_by_bic,
 )
+from discoverygym.physics.rv_kepler import rv_keplerian
+from discoverygym.suites.stargazer.baselines import CALIBRATION
+from discoverygym.suites.stargazer.baselines.agents import (
+    AGENTS,
+    ClassicalAgent,
+    NestedSamplingAgent,
+    data_seed,
+)
 from discoverygym.suites.stargazer.baselines.nested import evidence, select_count
-from discoverygym.suites.stargazer.kepler import rv_keplerian
 
 TWO_PI = 2.0 * math.pi
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from discoverygym.core import UnknownName
+from discoverygym.physics.rv_kepler import PLANET_COLUMNS
 from discoverygym.suites.stargazer import StargazerSuite
-from discoverygym.suites.stargazer.kepler import PLANET_COLUMNS
 from discoverygym.suites.stargazer.oracle import Oracle
 
 

@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
+from discoverygym.physics.rv_kepler import rv_keplerian, rv_total
 from discoverygym.suites.stargazer import scoring as ev
-from discoverygym.suites.stargazer.kepler import rv_keplerian, rv_total
 
 T_REF = 0.0
 TRUTH2 = np.array([[12.0, 20.0, 0.1, 1.0, 2.0],

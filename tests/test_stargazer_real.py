@@ -119,7 +119,7 @@ def test_refit_recovers_a_known_orbit_from_a_perturbed_start():
     t = np.sort(rng.uniform(0, 400, 80))
     inst = np.where(np.arange(80) < 50, "A", "B")
     truth = np.array([[23.4, 12.0, 0.3, 1.1, 2.5]])
-    from discoverygym.suites.stargazer.kepler import rv_total
+    from discoverygym.physics.rv_kepler import rv_total
 
     rv = rv_total(t, truth, t[0]) + np.where(inst == "A", 3.0, -8.0) + rng.normal(0, 1.5, 80)
     df = pd.DataFrame({"time_jd": t + 2450000.0, "rv_ms": rv, "err_ms": 1.0,

@@ -27,11 +27,13 @@ __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", 
 
 #: Modules whose `ATTACKS` tuple holds the platform's families, which apply to every
 #: suite: tool arguments (core), the keyed draws (core), the interpreter (the `python`
-#: tool's door), the sandbox at each isolation level, the readers of records (report).
+#: tool's door), the Harbor door's verifier, the sandbox at each isolation level, the
+#: readers of records (report).
 PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.attacks",
     "discoverygym.core.keyed_attacks",
     "discoverygym.doors.shared.interpreter_attacks",
+    "discoverygym.doors.harbor.attacks",
     "discoverygym.sandbox.attacks",
     "discoverygym.report.attacks",
 )

@@ -518,9 +518,21 @@ def _mount_doors() -> None:
 _mount_doors()
 
 
+def _calibrate(*args: Any, **kwargs: Any) -> Any:
+    from .calibrate import calibrate
+
+    return calibrate(*args, **kwargs)
+
+
+# What a suite's own commands may use of the runner, handed down as the click context's
+# `obj` rather than imported: no suite imports the runner or the command line.
+SUITE_COMMAND_SERVICES: dict[str, Any] = {"calibrate": _calibrate}
+
+
 def _mount_subcommands() -> None:
     """The command groups suites declare in the registry (`SuiteEntry.cli`), plugins
-    included; each is optional: a missing extra hides it."""
+    included; each is optional: a missing extra hides it. Each gets
+    SUITE_COMMAND_SERVICES as its context's `obj`."""
     load_plugins()
     for name, entry in SUITES.items():
         if entry.cli is None:
@@ -530,7 +542,8 @@ def _mount_subcommands() -> None:
             sub_app = getattr(importlib.import_module(module), attr)
         except ImportError:  # pragma: no cover - the suite's extra is missing
             continue
-        app.add_typer(sub_app, name=entry.cli_name or name)
+        app.add_typer(sub_app, name=entry.cli_name or name,
+                      context_settings={"obj": SUITE_COMMAND_SERVICES})
 
 
 _mount_subcommands()

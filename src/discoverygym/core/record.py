@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -107,3 +108,25 @@ def _json_default(value: Any) -> Any:
 def episode_key(suite: str, task_id: str, seed: int, options: dict[str, Any]) -> str:
     """A stable identity for an episode, used by `--resume` to skip finished ones."""
     return json.dumps([suite, task_id, int(seed), options], sort_keys=True, default=str)
+
+
+def read_records(path: Path, unreadable: list[int] | None = None) -> list[dict[str, Any]]:
+    """All complete records in a JSONL file. A torn last line (a crash mid-write) is
+    ignored, so resuming re-runs that episode; so is a line no reader could use (nested
+    past what json can read, or an integer of thousands of digits). The numbers of the
+    lines ignored are appended to `unreadable` when given. Anything but a regular file (a
+    FIFO, a link to a device) reads as no records rather than hanging the reader."""
+    if not path.is_file():
+        return []
+    out = []
+    with path.open() as fh:
+        for number, line in enumerate(fh, start=1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+                if unreadable is not None:
+                    unreadable.append(number)
+    return out

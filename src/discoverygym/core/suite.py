@@ -223,6 +223,12 @@ class Suite(ABC):
         Default: none."""
         return ()
 
+    def audit_code_answer(self, spec: EpisodeSpec, code: str) -> dict[str, Any] | None:
+        """For the audit's attacks on a door's verifier (Harbor's): an answer to `spec`'s
+        episode whose scoring runs the Python source `code` as the agent's own, or None
+        where no answer runs as code (the default)."""
+        return None
+
     def parse_options(self, raw: dict[str, str],
                       command_options: Iterable[str] = ()) -> dict[str, Any]:
         """Parse command-line strings into typed options; reject unknown names, naming
@@ -284,27 +290,28 @@ def play_agent(agent: Any, episode: Episode) -> None:
 @dataclass(frozen=True)
 class SuiteEntry:
     """What the registry knows of a suite before importing it: its class ("module:Class"),
-    its Gymnasium environment name (`discoverygym/<gym_name>-v1`) and, if it has
+    its Gymnasium environment name (`discoverygym/<gym_name>-v1`); if it has
     sub-commands of its own, its typer app ("module:app") mounted as `discoverygym
-    <cli_name>`."""
+    <cli_name>`; the module holding its scripted agents (`AGENTS`, `CALIBRATION`;
+    see `agent_table`); and, if it has one, its scripted expert for the model doors
+    ("module:attr", a `core.conversation.ScriptedExpert`)."""
 
     path: str
     gym_name: str
     cli: str | None = None
     cli_name: str | None = None
+    agents: str | None = None
+    conversation_expert: str | None = None
 
 
-# Suites by name. Importing happens only when asked for.
-SUITES: dict[str, SuiteEntry] = {
-    "gravity": SuiteEntry("discoverygym.suites.gravity:GravitySuite", "Gravity"),
-    "stargazer": SuiteEntry("discoverygym.suites.stargazer:StargazerSuite", "Stargazer"),
-    "mad": SuiteEntry("discoverygym.suites.mad:MadSuite", "Mad"),
-    "tpbench": SuiteEntry("discoverygym.suites.tpbench:TPBenchSuite", "TPBench",
-                          cli="discoverygym.suites.tpbench.cli:tpbench_app", cli_name="tpbench"),
-    "packages": SuiteEntry("discoverygym.suites.packages:PackagesSuite", "Packages",
-                           cli="discoverygym.suites.packages.cli:package_app",
-                           cli_name="package"),
-}
+#: The package where the built-in suites declare their rows (its `ENTRIES`, each suite's
+#: row written in the suite's own folder), loaded first, like a plugin, by `load_plugins`:
+#: so core names no suite.
+BUILTIN_SUITES_PACKAGE = "discoverygym.suites"
+
+# Suites by name, filled by `load_plugins` (the built-ins, then plugins) and
+# `register_suite`. A suite's modules are imported only when asked for.
+SUITES: dict[str, SuiteEntry] = {}
 
 
 def register_suite(name: str, path: str, *, gym_name: str | None = None,
@@ -314,6 +321,17 @@ def register_suite(name: str, path: str, *, gym_name: str | None = None,
     gym_name = gym_name or name.replace("-", " ").title().replace(" ", "")
     SUITES[name] = SuiteEntry(path, gym_name, cli, cli_name)
     get_suite.cache_clear()
+
+
+def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A package's module-level `__getattr__` that imports each name of `exports`
+    (name -> relative submodule) on first use: a suite's __init__ declares its registry
+    row without importing the suite's heavy modules (REBOUND, JAX, astropy)."""
+    def __getattr__(name: str) -> Any:
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(exports[name], package), name)
+    return __getattr__
 
 
 _EXTRA_AGENTS: dict[str, dict[str, str]] = {}
@@ -346,10 +364,23 @@ def load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
+    _register_builtins()
     for module in filter(None, os.environ.get("DISCOVERYGYM_PLUGINS", "").split(",")):
         importlib.import_module(module.strip())
     for entry in entry_points(group="discoverygym.plugins"):
         entry.load()
+
+
+def _register_builtins() -> None:
+    """Put the built-in suites' rows first in SUITES, in their declared order; a suite
+    registered earlier under a built-in's name keeps its row (as it did when core held
+    the built-ins' table)."""
+    builtins = importlib.import_module(BUILTIN_SUITES_PACKAGE).ENTRIES
+    registered = dict(SUITES)
+    SUITES.clear()
+    SUITES.update(builtins)
+    SUITES.update(registered)
+    get_suite.cache_clear()
 
 
 def _load(path: str) -> Any:
@@ -358,6 +389,7 @@ def _load(path: str) -> Any:
 
 
 def suite_names() -> list[str]:
+    load_plugins()
     return list(SUITES)
 
 
@@ -383,20 +415,18 @@ def available_suites() -> dict[str, Suite | Exception]:
 
 
 def _baselines_module(suite: str) -> Any:
-    """`discoverygym.suites.<suite>.baselines`, or None for a suite without one (a plugin)."""
-    module_name = f"discoverygym.suites.{suite.replace('-', '_')}.baselines"
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise
+    """The module its registry row names for the suite's agents (`SuiteEntry.agents`),
+    or None for a suite without one (a plugin registers its agents instead)."""
+    entry = SUITES.get(suite)
+    if entry is None or entry.agents is None:
         return None
+    return importlib.import_module(entry.agents)
 
 
 def agent_table(suite: str) -> dict[str, str]:
     """Scripted agents of a suite: name -> "module:attribute". A suite's agents live in
-    its own folder, `discoverygym.suites.<suite>.baselines`, as a dict named AGENTS;
-    plugins add theirs with `register_agents`."""
+    its own folder, in the module its row names (`SuiteEntry.agents`, the built-ins'
+    `baselines`), as a dict named AGENTS; plugins add theirs with `register_agents`."""
     load_plugins()
     table: dict[str, str] = {}
     module = _baselines_module(suite)
@@ -422,6 +452,18 @@ def calibration_table(suite: str) -> dict[str, list[str]] | None:
         raise ValueError(f"{suite}'s CALIBRATION has unknown role(s) {sorted(unknown)}; "
                          f"roles: {', '.join(CALIBRATION_ROLES)}.")
     return {role: list(declared.get(role, ())) for role in CALIBRATION_ROLES}
+
+
+def conversation_expert(ctx: Any) -> Any:
+    """The scripted expert (`core.conversation.ScriptedExpert`) of the first registered
+    suite that declares one recognising the conversation `ctx`, or None."""
+    load_plugins()
+    for entry in list(SUITES.values()):
+        if entry.conversation_expert is not None:
+            expert = _load(entry.conversation_expert)
+            if expert.recognises(ctx):
+                return expert
+    return None
 
 
 def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:

@@ -16,7 +16,7 @@ from typing import Any
 from ..core import get_suite
 from ..core.budget import read_budgets
 from ..core.escape import for_html, safe_href
-from ..run.records import read_records
+from ..core.record import read_records
 from ..run.summary import summarize_budgets
 from .figures import histogram_html
 

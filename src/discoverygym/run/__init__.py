@@ -1,6 +1,6 @@
 """The runner: executors, records, resume, summaries."""
 
-from .records import read_records
+from ..core.record import read_records
 from .runner import RunResult, default_out_dir, run_episodes
 from .summary import summarize_records
 

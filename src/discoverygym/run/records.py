@@ -24,28 +24,6 @@ def record_id(record: dict[str, Any]) -> tuple[str, int]:
     return record_key(record), int((record.get("details") or {}).get("epoch", 1))
 
 
-def read_records(path: Path, unreadable: list[int] | None = None) -> list[dict[str, Any]]:
-    """All complete records in a JSONL file. A torn last line (a crash mid-write) is
-    ignored, so resuming re-runs that episode; so is a line no reader could use (nested
-    past what json can read, or an integer of thousands of digits). The numbers of the
-    lines ignored are appended to `unreadable` when given. Anything but a regular file (a
-    FIFO, a link to a device) reads as no records rather than hanging the reader."""
-    if not path.is_file():
-        return []
-    out = []
-    with path.open() as fh:
-        for number, line in enumerate(fh, start=1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                out.append(json.loads(line))
-            except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
-                if unreadable is not None:
-                    unreadable.append(number)
-    return out
-
-
 class RecordWriter:
     """Appends records one line at a time. Each line is flushed to the OS at once, so a
     crash of the run (driver or worker) loses at most the episode in flight; fsync, which

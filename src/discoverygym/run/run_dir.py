@@ -15,11 +15,11 @@ from typing import Any
 
 from .. import __version__
 from ..core import EpisodeSpec, episode_key, get_suite
+from ..core.record import read_records
 from .records import (
     RecordWriter,
     dedupe,
     is_infrastructure_failure,
-    read_records,
     record_id,
     write_json,
     write_run_info,

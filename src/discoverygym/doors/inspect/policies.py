@@ -1,8 +1,10 @@
 """Scripted LLM policies: deterministic stand-ins for a model, driving the same
 react loop (and the same tools) as a real LLM, offline.
 
-A policy is a generator: it yields a `Step` (tool calls, or a text-only reply) and
-receives the list of `Reply`s to that step's tool calls. Model front-ends are
+A policy is a generator (core/conversation.py): it yields a `Step` (tool calls, or a
+text-only reply) and receives the list of `Reply`s to that step's tool calls. A suite's
+own expert (gravity's) is declared with the suite and found through the registry
+(`expert` below), since a door never imports a suite's baselines. Model front-ends are
 stateless, so the next step is found by replaying the generator over the
 conversation so far (`next_step`); policies must therefore depend only on what
 they are sent. Both the Inspect provider (`provider.py`) and the fake OpenAI server
@@ -10,174 +12,18 @@ in the tests use this module."""
 
 from __future__ import annotations
 
-import inspect as pyinspect
 import itertools
-import json
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 from ...core import paths
+from ...core.conversation import Call, Context, Policy, Reply, Step, json_line, python, tool
+from ...core.suite import conversation_expert
 
-
-@dataclass(frozen=True)
-class Call:
-    """A tool call. `arguments` is a dict, or a raw string (possibly invalid JSON)."""
-
-    name: str
-    arguments: dict[str, Any] | str
-
-
-@dataclass(frozen=True)
-class Step:
-    """What the policy says next: tool calls, or (when `calls` is empty) a text reply."""
-
-    calls: tuple[Call, ...] = ()
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The result of one tool call as the model sees it."""
-
-    text: str
-    is_error: bool = False
-
-
-@dataclass
-class Context:
-    """What a policy knows: the episode prompt, the tool names, and model arguments."""
-
-    prompt: str
-    tools: list[str]
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-Policy = Callable[[Context], Generator[Step, list[Reply], None]]
 FINAL_TEXT = "I have nothing more to do."
-
-
-def python(code: str) -> Step:
-    return Step((Call("python", {"code": code}),))
-
-
-def tool(name: str, **arguments: Any) -> Step:
-    return Step((Call(name, arguments),))
-
-
-def _json_line(text: str) -> Any:
-    """The first line of `text` that parses as JSON (a python tool's printed result)."""
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith(("{", "[")):
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-    raise ValueError(f"no JSON in tool output: {text[:300]!r}")
-
-
-# ---- expert ----------------------------------------------------------------------
-BRIEFING_CODE = """\
-import json
-print(json.dumps({"task": task, "units": units, "window": [float(w) for w in window],
-                  "G_SI": float(G_SI), "budget": globals().get("budget")}, default=str))
-"""
-
-
-def _package_code(package: str, modules: list[Any]) -> str:
-    """Python that defines `modules` (their source, sent as text, in import order) inside
-    the sandbox, where discoverygym is not importable: each under its own dotted name
-    with the root `discoverygym` renamed `package`, so relative imports between them
-    (a suite's baselines importing the shared `physics/`) resolve as in the package.
-    Binds `_m` to one namespace holding every public name of them."""
-    lines = ["import sys, types",
-             "def _package(name):",
-             "    if name not in sys.modules:",
-             "        sys.modules[name] = types.ModuleType(name)",
-             "        sys.modules[name].__path__ = []",
-             "_m = types.SimpleNamespace()"]
-    for module in modules:
-        dotted = package + module.__name__.removeprefix("discoverygym")
-        parent = dotted.rsplit(".", 1)[0]
-        parts = parent.split(".")
-        lines += [f"_package({'.'.join(parts[:i])!r})" for i in range(1, len(parts) + 1)]
-        lines += [f"_mod = types.ModuleType({dotted!r}); _mod.__package__ = {parent!r}",
-                  f"sys.modules[{dotted!r}] = _mod",
-                  f"exec(compile({pyinspect.getsource(module)!r}, "
-                  f"{module.__name__.rsplit('.', 1)[-1] + '.py'!r}, 'exec'), _mod.__dict__)",
-                  "_m.__dict__.update({k: v for k, v in vars(_mod).items() "
-                  "if not k.startswith('__')})"]
-    return "\n".join(lines) + "\n"
-
-
-ZOOM_CODE = """\
-import json
-import numpy as np
-_track = _m.track_from_table(observations, units)
-try:
-    _orbit = _m.ModelSolution(_track, float(G_SI)).orbit
-except (ValueError, FloatingPointError, np.linalg.LinAlgError):
-    _orbit = None
-_zooms = []
-if _orbit is not None and _orbit.bound:
-    _zooms = [z.tolist() for z in _m.passage_zooms(_orbit, tuple(window),
-                                                    units["time_to_s"], {count})]
-print(json.dumps({{"zooms": _zooms}}))
-"""
-
-ANSWER_CODE = """\
-import json
-import numpy as np
-_track = _m.track_from_table({table}, units)
-try:
-    _value = _m.answer(task["id"], {first}(_track, float(G_SI)))
-except (ValueError, FloatingPointError, np.linalg.LinAlgError, AttributeError):
-    _value = _m.answer(task["id"], _m.NumericSolution(_track, float(G_SI)))
-print(json.dumps({{"answer": _value if isinstance(_value, bool) else float(_value)}}))
-"""
-
-
-def expert_gravity(ctx: Context) -> Generator[Step, list[Reply], None]:
-    """Gravity, the way the adaptive scripted expert plays a bound orbit: read the
-    briefing in python; observe a coarse irregular pass; fit a Keplerian orbit in
-    the sandbox and zoom on one periastron and one apoastron passage; answer from
-    the fitted model; submit. The analysis code (the package's own expert analysis)
-    is sent to the sandbox as source text, since the package is not importable
-    there. Tasks that need tight clusters of observations (drag, force law,
-    unbound orbits) get the same plan, which is weaker for them."""
-    from ...physics import kepler
-    from ...suites.gravity.baselines import answers, kepler_model, measurements, numeric
-    from ...suites.gravity.baselines import planning as gravity_planning
-    from ...suites.gravity.baselines.expert import COARSE_COUNT, ZOOM_COUNT
-
-    module = _package_code("gravity_baselines", [kepler, measurements, numeric, kepler_model,
-                                                 answers, gravity_planning])
-    replies = yield python(BRIEFING_CODE)
-    brief = _json_line(replies[0].text)
-    budget = brief.get("budget")
-    if not budget:  # full-obs: the whole table is in `df`
-        code = module + ANSWER_CODE.format(table="df", first="_m.NumericSolution")
-        replies = yield python(code)
-        yield tool("submit", answer=_json_line(replies[0].text)["answer"])
-        return
-    window = tuple(brief["window"])
-    per_call = int(budget.get("per_call", 10))
-    remaining = int(budget["remaining"])
-    coarse = gravity_planning.coarse_times(window, min(COARSE_COUNT, remaining))
-    # All observe calls of a pass in one assistant message (parallel tool calls).
-    yield Step(tuple(Call("observe", {"times": b})
-                     for b in gravity_planning.batches(coarse, per_call)))
-    remaining -= len(coarse)
-    replies = yield python(module + ZOOM_CODE.format(count=ZOOM_COUNT))
-    zooms = [z for z in _json_line(replies[0].text)["zooms"] if len(z) <= remaining]
-    batches = [b for z in zooms for b in gravity_planning.batches(z, per_call)]
-    if batches:
-        yield Step(tuple(Call("observe", {"times": b}) for b in batches))
-    replies = yield python(module + ANSWER_CODE.format(table="observations",
-                                                       first="_m.ModelSolution"))
-    yield tool("submit", answer=_json_line(replies[0].text)["answer"])
+# Re-exported for the provider and the tests, which build and read conversations.
+__all__ = ["FINAL_TEXT", "POLICIES", "Call", "Context", "Policy", "Reply", "Step",
+           "estimate_tokens", "get_policy", "next_step", "python", "tool"]
 
 
 def _bisect_toy(steps: int = 8) -> Generator[Step, list[Reply], tuple[float, float]]:
@@ -201,8 +47,13 @@ def expert_toy(ctx: Context) -> Generator[Step, list[Reply], None]:
 
 
 def expert(ctx: Context) -> Generator[Step, list[Reply], None]:
-    if "observe" in ctx.tools or "G_SI" in ctx.prompt:
-        yield from expert_gravity(ctx)
+    """The expert of the suite whose episode this is: the scripted expert a suite
+    declares in its registry row (`SuiteEntry.conversation_expert`; gravity's), else the
+    test suite's bisection. Found through the registry because a door never imports a
+    suite's baselines."""
+    suite_expert = conversation_expert(ctx)
+    if suite_expert is not None:
+        yield from suite_expert.play(ctx)
     elif "probe" in ctx.tools:
         yield from expert_toy(ctx)
     else:
@@ -321,7 +172,7 @@ def stub_solution(ctx: Context) -> Generator[Step, list[Reply], None]:
     function's name and arguments from the interpreter and submits a well-formed
     solution whose function returns 0.0. Exercises verification and grading."""
     replies = yield python("import json\nprint(json.dumps([function_name, argument_names]))")
-    name, arguments = _json_line(replies[0].text)
+    name, arguments = json_line(replies[0].text)
     code = f"def {name}({', '.join(arguments)}):\n    return 0.0\n"
     yield tool("submit", solution="The quantity vanishes identically.\n\n```python\n"
                                   f"{code}```\n")

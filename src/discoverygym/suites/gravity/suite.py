@@ -18,9 +18,9 @@ from ...core import (
 )
 from ...core.keys import Key
 from ...core.seeds import MAX_SEEDS, parse_seeds
-from ...core.streams import GRAVITY_LAW_TWIN
 from .episode import DEFAULT_PROTOCOL, GravityEpisode, parse_protocol
 from .report import observation_sections
+from .streams import GRAVITY_LAW_TWIN
 from .tasks import FULL_OBS_THRESHOLD, TASK_IDS, TASKS, Task, published_pairs, tasks_for_world
 from .worlds import (
     PUBLISHED_WORLDS,

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ...core import streams
+from . import streams
 from .constants import AU_M, G_SI, MSUN_KG, UNIT_SYSTEMS, UnitSystem
 
 Vec3 = tuple[float, float, float]

@@ -7,6 +7,20 @@ lives in `episode.py` and its variants (predict, infer, visual, icl) in `variant
 the suite (tasks, options, plan) in `suite.py`. See
 README.md in this folder."""
 
-from .suite import MadSuite, resolve_protocol
+import os
 
-__all__ = ["MadSuite", "resolve_protocol"]
+from ...core.suite import SuiteEntry, lazy_exports
+
+# On a GPU, JAX would grab 75% of its memory in every process that uses it, so a second
+# runner worker would run out at once. Allocate on demand instead (set here, before any
+# module of the suite imports JAX; an explicit setting by the user wins).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+#: The suite's row in the registry, listed in discoverygym.suites.ENTRIES under NAME.
+NAME = "mad"
+ENTRY = SuiteEntry("discoverygym.suites.mad:MadSuite", "Mad",
+                   agents="discoverygym.suites.mad.baselines")
+
+# The suite's classes load on first use, so that reading the row stays cheap.
+__getattr__ = lazy_exports(__name__, {"MadSuite": ".suite", "resolve_protocol": ".suite"})
+__all__ = ["ENTRY", "NAME", "MadSuite", "resolve_protocol"]

@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import RunOption, ToolInputError, streams
+from ...core import RunOption, ToolInputError
 from ...core.array_cache import ArrayCache, digest
 from . import constants as C
+from . import streams
 from .law_rollout import LAW_SCORE_STREAM, TIME_LIMIT_S, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,

@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import Budget, Episode, ToolInputError, ToolResult, ToolSpec, streams
+from ...core import Budget, Episode, ToolInputError, ToolResult, ToolSpec
+from . import streams
 from .law_check import LawFunctionError, run_law_function
 from .law_rollout import score_law_by_rollout
 from .worlds import Observation, World, WorldInfo, offers_law_score

@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import RunOption, ToolInputError, streams
+from ...core import RunOption, ToolInputError
 from ...core.array_cache import ArrayCache, digest
-from . import fluid_solver as fs
+from ...physics import fluid_solver as fs
+from . import streams
 from .law_rollout import LAW_SCORE_STREAM, HeldOut
 from .worlds import (
     QUERY_HORIZON_OPTION,

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core import streams
+from ... import physics as shared_physics
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
+from . import streams
 from .law_check import MINIMUM_ISOLATION
 
 # The held-out initial states come from default_rng([seed, LAW_SCORE_STREAM]); no other
@@ -48,7 +49,10 @@ MEMORY_MB = 3072  # ours: JAX's import alone reserves much address space
 # The normal-law rollout counts as "the truth" (reference switches to the altered laws)
 # when it is this close to the true rollout, relative to the truth's RMS.
 SAME_AS_TRUTH = 1e-12
-_SOURCES = ("constants.py", "classical_physics.py", "fluid_solver.py", "quantum_solver.py")
+# The integrator sources shipped to the sandbox as package `madlaw`; the fluid solver is
+# the shared one in physics/ (the packages suite runs it too).
+_SUITE_SOURCES = ("constants.py", "classical_physics.py", "quantum_solver.py")
+_PHYSICS_SOURCES = ("fluid_solver.py",)
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,10 @@ def run_agent_rollout(source: str, request: dict[str, Any], timeout_s: float = T
     from ...sandbox import SandboxConfig, SandboxUnavailable, run_isolated
 
     here = Path(__file__).parent
-    files = {f"madlaw/{name}": (here / name).read_bytes() for name in _SOURCES}
+    physics = Path(shared_physics.__file__).parent
+    files = {f"madlaw/{name}": (folder / name).read_bytes()
+             for folder, names in ((here, _SUITE_SOURCES), (physics, _PHYSICS_SOURCES))
+             for name in names}
     files["madlaw/__init__.py"] = b""
     for name, array in (arrays or {}).items():
         buffer = io.BytesIO()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...physics import fluid_solver as fs
 from . import constants as C
-from . import fluid_solver as fs
 
 _PAIR_FORCE = ("import numpy as np\n"
                "def pair_force(m_i, m_j, r_vec):\n"

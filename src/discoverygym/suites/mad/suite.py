@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections import defaultdict
 from typing import Any
@@ -18,16 +17,11 @@ from ...core import (
     Suite,
     TaskInfo,
     UnknownName,
-    streams,
 )
+from . import streams
 from .episode import MadEpisode
 from .variants import make_episode
 from .worlds import WORLDS, World, make_world, world_class
-
-# On a GPU, JAX would grab 75% of its memory in every process that uses it, so a second
-# runner worker would run out at once. Allocate on demand instead (set before any world
-# imports JAX; an explicit setting by the user wins).
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 DEFAULT_SEEDS = tuple(range(10))
 DEFAULT_ICL_TRIALS = 8  # paper: 8 trials in the in-context-learning variant

@@ -102,7 +102,7 @@ def summary_cmd(
 ):
     """Print Surpass, Match, mean and median g, completion, per domain, buckets, and
     NatureBench's own figures (SR, CR, median g over valid tasks, per domain)."""
-    from ...run import read_records
+    from ...core.record import read_records
     from .suite import PackagesSuite
 
     records = [r for r in read_records(run_dir / "records.jsonl")
@@ -319,6 +319,7 @@ def verify_release_cmd(
 
 @package_app.command("calibrate-generated")
 def calibrate_generated_cmd(
+    ctx: typer.Context,
     work_dir: Annotated[Path, typer.Option(help="Where packages and runs go (reused).")],
     families: Annotated[str, typer.Option(help="Comma-separated families (default all).")]
         = "",
@@ -334,13 +335,21 @@ def calibrate_generated_cmd(
     from .naturegym.calibration import calibrate_families, markdown, write_readme_block
     from .naturegym.families import FAMILIES
 
+    # The runner's calibrate comes from the command line that mounted this group (the
+    # click context's obj, see cli.SUITE_COMMAND_SERVICES): no suite imports the runner.
+    calibrate = ctx.obj.get("calibrate") if isinstance(ctx.obj, dict) else None
+    if calibrate is None:
+        console.print("[red]error:[/red] calibrate-generated runs through the discoverygym "
+                      "command (`discoverygym package calibrate-generated`).")
+        raise typer.Exit(1)
     names = [f.strip() for f in families.split(",") if f.strip()] or list(FAMILIES)
     unknown = [f for f in names if f not in FAMILIES]
     if unknown:
         console.print(f"[red]error:[/red] unknown family {unknown[0]!r}; families: "
                       f"{', '.join(FAMILIES)}")
         raise typer.Exit(1)
-    figures = calibrate_families(names, count, seed, work_dir, workers=workers,
+    figures = calibrate_families(names, count, seed, work_dir, calibrate=calibrate,
+                                 workers=workers,
                                  log=lambda line: console.print(for_terminal(line, 2000)))
     command = (f"discoverygym package calibrate-generated --work-dir DIR --count {count} "
                f"--seed {seed}" + (f" --families {','.join(names)}" if families else ""))

@@ -380,7 +380,7 @@ def validate_records(records: list[dict[str, Any]], grader: Grader | None = None
 def validate_run(run_dir: Path, grader: Grader | None = None, *,
                  timeout_s: float = GRADER_TIMEOUT_S) -> dict[str, Any]:
     """Validate a finished run directory; writes validity.json beside records.jsonl."""
-    from ...run import read_records
+    from ...core.record import read_records
 
     run_dir = Path(run_dir)
     records = [r for r in read_records(run_dir / "records.jsonl") if r.get("suite") == "packages"]

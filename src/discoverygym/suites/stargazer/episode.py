@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...core import Budget, Episode, EpisodeRecord, Score, ToolInputError, ToolResult, ToolSpec
-from .kepler import mean_longitude_from_periastron, semi_amplitude_ms
+from ...physics.rv_kepler import mean_longitude_from_periastron, semi_amplitude_ms
 from .scoring import CRITERIA, MODES, RULES, Verdict, evaluate, fit_statistics, n_recovered
 from .task import RVTask
 

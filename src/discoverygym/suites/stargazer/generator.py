@@ -30,8 +30,8 @@ import numpy as np
 from celerite2 import terms
 from scipy.linalg import cholesky
 
+from ...physics.rv_kepler import rv_total, semi_amplitude_ms
 from .difficulty import count_resonances, difficulty, tier_of
-from .kepler import rv_total, semi_amplitude_ms
 from .scoring import RULES, fit_statistics
 from .task import RVTask
 

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ...physics.rv_kepler import m_sin_i_mjup, semi_amplitude_ms
 from .difficulty import tier_of
-from .kepler import m_sin_i_mjup, semi_amplitude_ms
 from .real import fixed_orbit_jitter, rebuilt_truth
 from .task import RVTask
 

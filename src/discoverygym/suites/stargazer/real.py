@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares, minimize_scalar
 
-from .kepler import mean_longitude_from_periastron, rv_curves
+from ...physics.rv_kepler import mean_longitude_from_periastron, rv_curves
 from .task import RVTask
 
 TWO_PI = 2.0 * math.pi

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...core.escape import for_html
-from .kepler import rv_total
+from ...physics.rv_kepler import rv_total
 from .task import RVTask
 
 MAX_PLOTTED = 12

@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linear_sum_assignment
 
-from .kepler import rv_curves
+from ...physics.rv_kepler import rv_curves
 
 MODES = ("v1", "v2")
 CRITERIA = ("rms", "bic", "match", "count")

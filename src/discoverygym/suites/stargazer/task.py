@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .kepler import PLANET_COLUMNS, m_sin_i_mjup
+from ...physics.rv_kepler import PLANET_COLUMNS, m_sin_i_mjup
 from .scoring import ScoringContext, make_context
 
 

@@ -7,19 +7,13 @@ beside the suite they attack, and returned by `TPBenchSuite.audit_attacks`:
 - `tpbench-levels`: the verifier at every isolation level this host has (forced as
   $DISCOVERYGYM_SANDBOX_ISOLATION forces it). A solution that finds the problem's YAML
   in the installed package and returns its reference, through the submit tool: never a
-  pass (below MINIMUM_ISOLATION the verdict is `refused` and nothing runs). And the
-  same episode scored by the Harbor verifier, with a solution that detaches a process
-  to rewrite reward.json after scoring: the reward is the verifier's, and it says the
-  level it ran at (`isolation_strength`)."""
+  pass (below MINIMUM_ISOLATION the verdict is `refused` and nothing runs).
+
+The Harbor verifier's attack (a solution that detaches a process to rewrite reward.json
+after scoring) is the door's, declared beside it in doors/harbor/attacks.py; this
+suite supplies its answer that runs code (`TPBenchSuite.audit_code_answer`)."""
 
 from __future__ import annotations
-
-import json
-import os
-import shutil
-import tempfile
-import time
-from pathlib import Path
 
 from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
 from .episode import TPBenchEpisode
@@ -98,26 +92,6 @@ def FUNCTION(*args, **kwargs):
     return _steal()(*args, **kwargs)
 '''
 
-# A solution that leaves a process behind to rewrite the reward after scoring.
-DETACH_AND_FORGE = '''
-import os, time
-def FUNCTION(*args, **kwargs):
-    return 0.0
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(1.0)
-        for name in ("reward.json", "record.json"):
-            try:
-                with open(os.path.join(LOGS, name), "w") as fh:
-                    fh.write('{"reward": 1.0, "FORGED": true}')
-            except OSError:
-                pass
-    os._exit(0)
-'''
-FORGER_WAIT_S = 2.0
-
-
 def _stolen_reference(spec, function: str) -> tuple[bool, str]:
     from ...core import paths
     from ...core.suite import EpisodeSpec
@@ -133,36 +107,8 @@ def _stolen_reference(spec, function: str) -> tuple[bool, str]:
                                     f"{str(record.error or '')[:100]}")
 
 
-def _harbor_forger(spec, function: str, level: str) -> tuple[bool, str]:
-    from ...doors.harbor.verify import score
-    from ...sandbox import strength
-
-    tmp = Path(tempfile.mkdtemp(prefix="dg-audit-harbor-"))
-    try:
-        os.chmod(tmp, 0o755)  # a sandbox uid must reach it, as the answer's folder
-        root, logs = tmp / "root", tmp / "logs"
-        (root / "app").mkdir(parents=True)
-        logs.mkdir()
-        os.chmod(logs, 0o777)  # how Harbor may hand it over
-        code = (DETACH_AND_FORGE.replace("FUNCTION", function)
-                .replace("LOGS", repr(str(logs))))
-        (root / "app" / "answer.json").write_text(json.dumps(
-            {"solution": f"```python\n{code}```\n"}))
-        conf = {"spec": spec.to_dict(), "answer": "/app/answer.json", "outputs": [],
-                "logs": str(logs)}
-        score(conf, root=root)
-        time.sleep(FORGER_WAIT_S)  # past the forger's wake-up
-        text = (logs / "reward.json").read_text()
-        reward = json.loads(text)
-        ok = ("FORGED" not in text and reward.get("reward") == 0.0
-              and reward.get("isolation_strength") == strength(level))
-        return ok, f"reward.json {text.strip()[:100]}"
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def level_attacks(target: AuditTarget) -> list[Outcome]:
-    """The stolen reference and the Harbor reward forger at every level of this host."""
+    """The stolen reference at every level of this host."""
     from ...sandbox.attacks import forced_level, working_levels
     from .execute import MINIMUM_ISOLATION
 
@@ -173,23 +119,16 @@ def level_attacks(target: AuditTarget) -> list[Outcome]:
         def steal(level=level) -> tuple[bool, str]:
             with forced_level(level):
                 return _stolen_reference(spec, function)
-
-        def forge(level=level) -> tuple[bool, str]:
-            with forced_level(level):
-                return _harbor_forger(spec, function, level)
         outcomes.append(guard("tpbench-levels", f"read the reference from the package at "
                               f"{level} ({spec.task_id})", "never a pass (below "
                               f"{MINIMUM_ISOLATION}: refused)", steal))
-        outcomes.append(guard("tpbench-levels", f"a detached process rewrites Harbor's "
-                              f"reward at {level}", "the verifier's reward, with its level",
-                              forge))
     return outcomes
 
 
 ATTACKS = (
     AttackFamily("tpbench", "forged result lines (deeply nested), a 10**400 result, an "
                  "early exit printing PASSED, a symbolic bomb", verifier_attacks),
-    AttackFamily("tpbench-levels", "the reference read from the package, and a detached "
-                 "process rewriting Harbor's reward, at every isolation level",
+    AttackFamily("tpbench-levels", "the reference read from the package, at every "
+                 "isolation level",
                  level_attacks, needs_interpreter=True),
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import streams
+from . import streams
 from .conditions import evaluate_condition
 from .problem import Argument, Problem
 

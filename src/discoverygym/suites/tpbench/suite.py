@@ -123,6 +123,14 @@ class TPBenchSuite(Suite):
 
         return ATTACKS
 
+    def audit_code_answer(self, spec: EpisodeSpec, code: str) -> dict[str, Any] | None:
+        """A written solution whose function returns 0.0 and whose module runs `code`
+        when the verifier loads it."""
+        episode = self.episode(spec.task_id, seed=spec.seed, **spec.options)
+        function = episode.view().workspace()["function_name"]
+        body = f"def {function}(*args, **kwargs):\n    return 0.0\n{code}"
+        return {"solution": f"```python\n{body}```\n"}
+
     def plan(self, level: tuple[int, ...] | None = None, domain: tuple[str, ...] | None = None,
              problems: str | None = None, **unknown: Any) -> list[Case]:
         """One case per chosen problem; k attempts are the runner's seeds 0..k-1."""

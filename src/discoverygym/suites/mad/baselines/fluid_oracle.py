@@ -133,7 +133,7 @@ def layer_points(n_x: int = LAYER_POINTS_X) -> np.ndarray:
 
 
 def values_at(omega_hat: np.ndarray, points: np.ndarray) -> np.ndarray:
-    from .. import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     return fs.evaluate_at_points(omega_hat, points[:, 0], points[:, 1])
 
@@ -165,7 +165,7 @@ def fit_law(family: LawFamily, omega_hat0: np.ndarray, times: np.ndarray,
     squares on all; returns (numbers, chi^2 per measurement)."""
     from scipy.optimize import least_squares
 
-    from .. import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     upper = bounds(family)
 
@@ -266,7 +266,7 @@ class FluidLawOracle:
             [f"{t}_wavenumber" for t in family.terms] if family.fit_wavenumbers else [])
 
     def fit(self, view: Any, facts: dict[str, Any], family: LawFamily) -> np.ndarray:
-        from .. import fluid_solver as fs
+        from ....physics import fluid_solver as fs
 
         n = int(facts["resolution"])
         t_max = float(facts["t_max"])
@@ -295,7 +295,7 @@ class FluidLawOracle:
     def forecast(facts: dict[str, Any], preparation: dict[str, float], family: LawFamily,
                  params: np.ndarray, times: list[float]) -> np.ndarray:
         """The preparation under the fitted law, read at the query points."""
-        from .. import fluid_solver as fs
+        from ....physics import fluid_solver as fs
         from .fluid_quantum import standard_forecast
 
         if not family.terms:

@@ -128,7 +128,7 @@ def asks_preparation(view: EpisodeView) -> bool:
 def preparation_hat(facts: dict[str, Any], preparation: dict[str, float]) -> np.ndarray:
     """The dealiased real-FFT vorticity of a stated preparation on the world's grid (the
     state the world's integrator starts it from)."""
-    from .. import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     omega0 = fs.double_shear_layer(int(facts["resolution"]), float(preparation["thickness"]),
                                    float(preparation["amplitude"]), float(preparation["phase"]))
@@ -139,7 +139,7 @@ def standard_forecast(facts: dict[str, Any], preparation: dict[str, float],
                       times: list[float]) -> np.ndarray:
     """The preparation under the standard Navier-Stokes equations at `times`, read at
     the query points (the public solver on the stated grid)."""
-    from .. import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     points = np.asarray(facts["query_points"], dtype=float)
     solution = fs.simulate_from(preparation_hat(facts, preparation), 0.0, times,
@@ -155,7 +155,7 @@ class FluidPersistence(TrialBaseline):
     world = "fluid"
 
     def play_trial(self, view: EpisodeView) -> None:
-        from .. import fluid_solver as fs
+        from ....physics import fluid_solver as fs
 
         ws = view.workspace()
         facts = ws["world_facts"]
@@ -183,7 +183,7 @@ def fit_shear_layer(omega_left: float, omega_right: float, resolution: int,
     search (the plain -1/delta is biased on coarse grids)."""
     from scipy.optimize import minimize_scalar
 
-    from .. import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     amplitude = 0.5 * (omega_left - omega_right)
     target = 0.5 * (omega_left + omega_right)
@@ -211,7 +211,7 @@ class FluidNavierStokes(TrialBaseline):
     world = "fluid"
 
     def play_trial(self, view: EpisodeView) -> None:
-        from .. import fluid_solver as fs
+        from ....physics import fluid_solver as fs
 
         ws = view.workspace()
         facts = ws["world_facts"]

@@ -60,8 +60,8 @@ def rv_forecast(train_csv: Path, query_csv: Path) -> list[tuple[float, str, floa
     count by BIC, then the model with per-instrument offsets at the query epochs."""
     import csv
 
-    from ...stargazer.baselines.fit import RVData, SearchSettings, greedy_search, select_by_bic
-    from ...stargazer.kepler import rv_keplerian
+    from ....physics.rv_fit import RVData, SearchSettings, greedy_search, select_by_bic
+    from ....physics.rv_kepler import rv_keplerian
 
     rows = list(csv.DictReader(train_csv.open()))
     data = RVData.from_arrays([float(r["time_days"]) for r in rows],
@@ -99,7 +99,7 @@ def fluid_forecast(snapshots: np.ndarray, snapshot_times: list[float],
     cascade to small scales is resolved), integrated with the standard incompressible
     Navier-Stokes equations at the stated viscosity (the mad suite's JAX solver), read
     back at the grid points."""
-    from ...mad import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     n = snapshots.shape[-1]
     if resolution % n or resolution < n:

@@ -12,6 +12,7 @@ import json
 import re
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,11 +101,14 @@ def write_readme_block(readme: Path, block: str) -> None:
     readme.write_text(pattern.sub(lambda _m: f"{BEGIN}\n{block}{END}", text, count=1))
 
 
-def calibrate_families(families: list[str], count: int, seed: int, work_dir: Path,
-                       workers: int = 2, log: Any = print) -> dict[str, dict[str, Any]]:
+def calibrate_families(families: list[str], count: int, seed: int, work_dir: Path, *,
+                       calibrate: Callable[..., Any], workers: int = 2,
+                       log: Any = print) -> dict[str, dict[str, Any]]:
     """Generate `count` public packages per family under work_dir/<family>, calibrate
-    them, and return the figures per family (with the generation time)."""
-    from ....calibrate import calibrate
+    them, and return the figures per family (with the generation time).
+
+    `calibrate` is the runner's `discoverygym.calibrate.calibrate`, handed in by the
+    command line that mounts this suite's commands: a suite never imports the runner."""
     from .generate import generate, public_key
 
     out = {}

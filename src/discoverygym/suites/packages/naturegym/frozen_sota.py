@@ -109,7 +109,7 @@ def keplerian_refit(t: np.ndarray, rv: np.ndarray, err: np.ndarray, inst: np.nda
     starting phase. Returns a function (times, instruments) -> predicted RV (m/s)."""
     from scipy.optimize import least_squares
 
-    from ...stargazer.kepler import rv_keplerian
+    from ....physics.rv_kepler import rv_keplerian
 
     labels = sorted(set(inst))
     n_per = 5 if fit_periods else 4

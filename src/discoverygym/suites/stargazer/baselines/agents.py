@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .fit import (
+from ....physics.rv_fit import (
     Fit,
     RVData,
     SearchSettings,

@@ -21,7 +21,7 @@ import dynesty
 import numpy as np
 from numpy.typing import NDArray
 
-from .fit import (
+from ....physics.rv_fit import (
     E_MAX,
     Fit,
     Planet,

@@ -16,8 +16,8 @@ Time stepping: classical RK4 on the nonlinear term with an integrating factor
 exp(-nu |k|^2 t) for viscosity (Lawson RK4), 2/3-rule dealiasing of every product,
 and a CFL-limited step chosen per output interval outside jit, so that output times
 are hit exactly. The right-hand side and the step take the array module as `xp` and
-accept a leading batch axis: the law score (`law_rollout.py`) runs this same step with
-NumPy in the sandbox, with an agent's body force plugged in. A law is a function handed to the integrator: ``modulation(u, v,
+accept a leading batch axis: mad's law score (`suites/mad/law_rollout.py`) runs this
+same step with NumPy in the sandbox, with an agent's body force plugged in. A law is a function handed to the integrator: ``modulation(u, v,
 omega) -> C`` or ``None`` for the standard equation.
 
 float64: call the simulators inside ``jax.enable_x64(True)`` (``simulate`` does so);

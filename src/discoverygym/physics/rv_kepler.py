@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...physics.kepler import TWO_PI, true_anomaly
+from .kepler import TWO_PI, true_anomaly
 
 # RV semi-amplitude of a 1 MJup companion on a 1-yr circular edge-on orbit around 1 Msun.
 K_JUPITER_MS = 28.4329

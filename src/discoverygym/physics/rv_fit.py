@@ -1,5 +1,6 @@
-"""Radial-velocity fitting tools for the stargazer baseline agents. (Over 500 lines: one
-fitter whose pieces share the same parameterisation and variable projection.)
+"""Radial-velocity fitting tools, shared by stargazer's baseline agents and the packages
+suite's RV baseline. (Over 500 lines: one fitter whose pieces share the same
+parameterisation and variable projection.)
 
 Periodograms of residuals (generalised Lomb-Scargle, astropy), Keplerian least squares
 (scipy) in well-conditioned parameters, per-instrument offsets and jitter, greedy planet
@@ -23,8 +24,8 @@ from astropy.timeseries import LombScargle
 from numpy.typing import NDArray
 from scipy.optimize import least_squares, minimize_scalar
 
-from discoverygym.physics.kepler import TWO_PI, eccentric_anomaly
-from discoverygym.suites.stargazer.kepler import rv_keplerian
+from .kepler import TWO_PI, eccentric_anomaly
+from .rv_kepler import rv_keplerian
 
 SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
 YEAR_DAYS = 365.25
