@@ -204,3 +204,23 @@ def test_the_forecast_evaluator_refuses_hostile_outputs(tmp_path, content, fragm
     (outputs / "case_1/forecast.csv").write_bytes(
         b"time_days,x_au,y_au\n10,0.5,0.25\n20,0.5,0.5\n")
     assert run_evaluator(load_package(root), outputs).raw["case_1"]["rms_error_au"] == 0.0
+
+
+def test_a_busy_or_unusable_work_folder_is_a_one_line_error(tmp_path):
+    import fcntl
+
+    pid = gen.package_id(gen.public_key(3), FAST, 0)
+    build_dir = tmp_path / "work" / pid / "build"
+    build_dir.mkdir(parents=True)
+    with (build_dir / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = runner.invoke(app, ["package", "generate", FAST, "--out",
+                                     str(tmp_path / "out"), "--seed", "3", "--work",
+                                     str(tmp_path / "work")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "another build" in " ".join(result.output.split())
+    (tmp_path / "file").write_text("x")
+    result = runner.invoke(app, ["package", "generate", FAST, "--out",
+                                 str(tmp_path / "out2"), "--seed", "3", "--work",
+                                 str(tmp_path / "file")])
+    assert result.exit_code == 1 and result.output.startswith("error:")

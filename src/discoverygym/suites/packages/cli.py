@@ -293,7 +293,7 @@ def generate_cmd(
                                       "or --seed S for public development packages")
         data = generate(family, count, out, key, mode=mode, seed=seed, start=start,
                         work_dir=work, progress=_print_generated)
-    except (GenerationError, BadKey, ValueError) as exc:
+    except (GenerationError, BadKey, ValueError, OSError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from None
     console.print(f"{data['count']} {family} packages ({mode}) in {out}; manifest "

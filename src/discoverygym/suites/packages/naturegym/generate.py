@@ -36,7 +36,7 @@ import numpy as np
 
 from ....core.keys import Key
 from ..scoring import instance_g
-from .build import build
+from .build import BuildBusy, build
 from .families import Family, get_family
 from .families.base import REFERENCE_ROLES, Draw
 from .prepare.drawn import DRAWN
@@ -320,7 +320,10 @@ def _build_in(work: Path, record: dict[str, Any], sources: dict[str, bytes]):
     shutil.rmtree(work / DRAWN, ignore_errors=True)
     write_files(work, sources)
     (work / "record.json").write_bytes(_json(record))
-    return build(as_record(record, base_dir=work), work / "build")
+    try:
+        return build(as_record(record, base_dir=work), work / "build")
+    except BuildBusy as exc:
+        raise GenerationError(str(exc)) from None
 
 
 def build_package(family: Family, key: Key, index: int, *, mode: str, seed: int | None,
