@@ -19,7 +19,6 @@ from discoverygym.core.keys import new_key, write_key_file
 from discoverygym.suites.packages.naturegym import generate as gen
 from discoverygym.suites.packages.naturegym.families import FAMILIES, get_family
 from discoverygym.suites.packages.naturegym.families.base import Draw
-from discoverygym.suites.packages.naturegym.families.evaluators import load_scorer
 from discoverygym.suites.packages.naturegym.release import ReleaseMismatch, verify_release
 
 runner = CliRunner()
@@ -166,6 +165,7 @@ def test_ids_are_opaque_and_problem_names_no_seed_key_or_hidden_value(keyed_rele
 
 
 def test_the_gate_stops_a_family_that_leaks_a_hidden_value(monkeypatch):
+    monkeypatch.setattr(gen, "MAX_GATE_REDRAWS", 1)
     family = get_family(FAST)
     real_draw = type(family).draw
 
@@ -209,17 +209,22 @@ def test_every_instance_records_three_references_that_meet_the_rule(keyed_releas
 
 def test_recorded_baseline_is_what_the_shipped_evaluator_gives_the_baseline(
         keyed_release, tmp_path):
+    from discoverygym.suites.packages.evaluator_runner import run_evaluator
+    from discoverygym.suites.packages.package import load_package
+
     out, _ = keyed_release
     family = get_family(FAST)
-    score = load_scorer(family.evaluator_kind, family.evaluator_config)
     root = next(p for p in out.iterdir() if p.is_dir())
     meta = json.loads((root / "metadata.json").read_text())
     for entry in meta["performance_entries"]:
         name = entry["dataset_name"]
-        written = tmp_path / f"{name}.csv"
-        written.write_bytes(family.baseline_outputs(root / "problem/data" / name)
-                            ["forecast.csv"])
-        measured = score(written, root / "evaluation/ground_truth" / name / "forecast.csv")
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "forecast.csv").write_bytes(
+            family.baseline_outputs(root / "problem/data" / name)["forecast.csv"])
+    result = run_evaluator(load_package(root), tmp_path)
+    assert result.ok, result.error
+    for entry in meta["performance_entries"]:
+        measured = result.raw[entry["dataset_name"]]["rms_error_au"]
         recorded = float(entry["metrics"][0]["baseline_score"]["value"])
         assert measured == pytest.approx(recorded, rel=1e-3)
 
@@ -260,7 +265,8 @@ def test_an_agent_in_a_generated_package_reaches_no_hidden_file(keyed_release):
 def test_generation_goes_through_the_record_firewall_of_package_build(monkeypatch,
                                                                         tmp_path):
     """A leak the text gate does not see (a hidden value, rounded, in a data column
-    named after it) is stopped by `package build`'s record-derived firewall."""
+    named after it) is stopped by `package build`'s record-derived firewall, and the
+    package is not emitted."""
     family_type = type(get_family(FAST))
     real_draw = family_type.draw
 
@@ -270,7 +276,13 @@ def test_generation_goes_through_the_record_firewall_of_package_build(monkeypatc
         return draw
 
     monkeypatch.setattr(family_type, "draw", leaky)
-    package = gen.build_package(family_type(), new_key(), 0, mode="keyed", seed=None)
-    assert package.record["D"]["hidden"]["case_1"]["alpha"]  # declared to the firewall
+    monkeypatch.setattr(gen, "MAX_GATE_REDRAWS", 1)
+    key = new_key()
+    accepted = [gen.draw_instance(family_type(), key, 0, name)
+                for name in gen.instance_names(family_type())]
+    record, _ = gen.package_record(family_type(), accepted, pid="ng-x", index=0,
+                                   mode="keyed", key=key, seed=None)
+    assert record["D"]["hidden"]["case_1"]["alpha"]  # declared to the firewall
     with pytest.raises(gen.GenerationError, match="record-firewall.*alpha"):
-        gen.generate(FAST, 1, tmp_path / "out", new_key())
+        gen.generate(FAST, 1, tmp_path / "out", key)
+    assert list((tmp_path / "out").iterdir()) == []

@@ -662,3 +662,29 @@ def test_the_shipped_evaluators_and_prose_are_the_generated_ones(tmp_path):
             data["prose"]["data_description"]
         assert json.loads((root / "metadata.json").read_text()) == metadata(record)
         assert (root / "licenses/LICENSE.md").read_text() == data["package"]["license"]
+
+
+def test_no_shipped_record_waives_a_check():
+    for name in SHIPPED:
+        assert "waivers" not in load_record(RECORDS / f"{name}.json").data, name
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_copying_the_shipped_development_truth_scores_badly(name, tmp_path):
+    """The copied-development agent, played on the shipped package through its own
+    evaluator: the development truth written as every evaluation instance's answer
+    scores g <= -0.5 on each (the fluid package's old development flow gave +0.33)."""
+    from discoverygym.suites.packages.evaluator_runner import run_evaluator
+    from discoverygym.suites.packages.package import load_package
+
+    record = load_record(RECORDS / f"{name}.json")
+    answer = record.data["M"]["output"]["file"]
+    truth = CATALOG / name / "evaluation" / "ground_truth"
+    dev = (truth / record.split_names("development")[0] / answer).read_bytes()
+    for instance in record.split_names("evaluation"):
+        (tmp_path / instance).mkdir()
+        (tmp_path / instance / answer).write_bytes(dev)
+    result = run_evaluator(load_package(CATALOG / name), tmp_path)
+    assert result.ok, result.error
+    for instance in record.split_names("evaluation"):
+        assert result.g[instance] <= -0.5, (instance, result.g[instance])

@@ -263,6 +263,9 @@ def generate_cmd(
     seed: Annotated[int | None, typer.Option(
         help="Public development mode: draws anyone can rebuild from this seed.")] = None,
     start: Annotated[int, typer.Option(help="Index of the first package.")] = 0,
+    work: Annotated[Path | None, typer.Option(
+        help="Keep each package's build stages here (a rerun skips unchanged stages).")]
+        = None,
     list_families: Annotated[bool, typer.Option("--list", help="Print the family names.")]
         = False,
 ):
@@ -289,12 +292,20 @@ def generate_cmd(
                 raise GenerationError("no key: give --key-file K (see `discoverygym key new`), "
                                       "or --seed S for public development packages")
         data = generate(family, count, out, key, mode=mode, seed=seed, start=start,
-                        progress=lambda p: console.print(f"{p.id}  {p.digest[:16]}"))
-    except (GenerationError, BadKey, ValueError) as exc:
+                        work_dir=work, progress=_print_generated)
+    except (GenerationError, BadKey, ValueError, OSError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from None
     console.print(f"{data['count']} {family} packages ({mode}) in {out}; manifest "
                   f"{out / 'release.json'}; key commitment {data['key_commitment']}")
+
+
+def _print_generated(package) -> None:
+    """One line per package, and one per gate that refused a draw (with its reason)."""
+    console.print(f"{package.id}  {package.digest[:16]}")
+    for redraw in package.redraws:
+        console.print(for_terminal(f"  redrawn {', '.join(redraw.instances)} after the "
+                                   f"{redraw.stage} gate: {redraw.reason}", 2000))
 
 
 @package_app.command("verify-release")

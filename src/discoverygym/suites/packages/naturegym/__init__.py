@@ -5,7 +5,8 @@ the resumable, atomic driver (`build(record, work_dir)`), `firewall.py` the
 record-derived information firewall, `metrics.py` the named metrics whose evaluators
 are generated, and `review.py` the optional LLM review. `families/`, `generate.py`,
 `release.py` and `calibration.py` draw packages from the project's simulators
-(`package generate`, `verify-release`, `calibrate-generated`)."""
+(`package generate`, `verify-release`, `calibrate-generated`); each drawn package is a
+record built by the same stages."""
 
 from .build import BuildResult, build
 from .record import Record, RecordError, load_record

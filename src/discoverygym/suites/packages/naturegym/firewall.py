@@ -9,7 +9,7 @@ Four rules, each a `Finding` with rule "record-firewall" naming its file:
 - `hidden`: every declared hidden value, ground truth and generator parameter alike,
   whatever its number of digits ("0.03" for alpha = 0.03): as a number anywhere in
   the prose (problem/ outside data/), and as a field or column of that name in the
-  data files;
+  data files (a JSON field however coarsely rounded: "alpha": 0.0312 for 0.031214...);
 - `output`: a file of the method's outputs, present or named in `problem/`.
 
 `package check`'s own firewall (check.py) still runs beside it: it needs no record, but
@@ -71,6 +71,12 @@ def _key(value: float) -> float:
 
 def _same(a: float, b: float) -> bool:
     return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def _rounds_to(hidden: float, value: float) -> bool:
+    """`value` is `hidden` written with some number of significant digits (1 to 17):
+    a field named after a hidden value leaks it however coarsely it is rounded."""
+    return any(_same(float(f"{hidden:.{digits}g}"), value) for digits in range(1, 18))
 
 
 def _word_runs(text: str, n: int = SOURCE_RUN_WORDS) -> set[tuple[str, ...]]:
@@ -183,7 +189,7 @@ def _data_field_findings(path: Path, rel: str, text: str,
         for key, value in json_fields(doc):
             if key in names and isinstance(value, int | float) and not isinstance(value, bool):
                 leaked |= {f"{inst}.{name}" for inst, name, v in hidden
-                           if name == key and _same(v, float(value))}
+                           if name == key and _rounds_to(v, float(value))}
     elif suffix in (".csv", ".tsv"):
         header = text.split("\n", 1)[0]
         columns = {c.strip().strip('"') for c in re.split(r"[,\t]", header)}

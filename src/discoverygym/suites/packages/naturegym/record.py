@@ -13,9 +13,13 @@
 
 The rest is what a package needs besides T: the title, domain, README parts (`prose`),
 `package` fields of metadata.json, the `source` (title, optional text, for the
-firewall's shared-word-run rule), and optional `waivers`: a calibration check
+firewall's shared-word-run rule), optional `waivers`: a calibration check
 (`constant` or `copied_development`) an author accepts for one instance, with the reason
-(kept in calibration.json; no other gate can be waived).
+(kept in calibration.json; no other gate can be waived), and optional `extras` that a
+generator adds to what the assemble stage writes: `metadata` (top-level fields of
+metadata.json), `instance_metrics` (fields of one instance's metric entry, e.g. a
+bound's score) and `evaluation_files` (JSON files under evaluation/); none may replace
+a field or file the record already fixes.
 
 A complete example (`records/gravity-force-law.json` is a real one)::
 
@@ -73,6 +77,13 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 #: Calibration checks an author may accept for one instance, with a written reason
 #: (a known weakness kept visible); no other gate can be waived.
 WAIVABLE = ("constant", "copied_development")
+#: What `extras` may add, and the fields and files it may not replace.
+EXTRA_PARTS = ("metadata", "instance_metrics", "evaluation_files")
+FIXED_METADATA = ("task_name", "workflow_topology", "methodology_paradigm",
+                  "tooling_metadata", "domain_metadata", "compute_resource_requirements",
+                  "performance_entries")
+FIXED_METRIC_FIELDS = ("name", "is_primary", "metric_direction", "source_description",
+                       "unit", "sota_score", "baseline_score")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _PREPARE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -242,6 +253,7 @@ def validate(data: Any) -> dict[str, Any]:
             raise RecordError(f"waivers[{k}].instance: not an instance")
         if len(_need(waiver, "reason", str, f"waivers[{k}]").strip()) < 20:
             raise RecordError(f"waivers[{k}].reason: say why, in a sentence")
+    _validate_extras(data.get("extras", {}), names)
     prose = _need(data, "prose", dict, "record")
     for part in PROSE_PARTS:
         _need(prose, part, str, "prose")
@@ -250,6 +262,31 @@ def validate(data: Any) -> dict[str, Any]:
     if not isinstance(source.get("text", ""), str):
         raise RecordError("source.text: must be a string")
     return data
+
+
+def _validate_extras(extras: Any, names: list[str]) -> None:
+    if not isinstance(extras, dict) or set(extras) - set(EXTRA_PARTS):
+        raise RecordError(f"extras: an object with at most {', '.join(EXTRA_PARTS)}")
+    metadata = extras.get("metadata", {})
+    if not isinstance(metadata, dict) or set(metadata) & set(FIXED_METADATA):
+        raise RecordError("extras.metadata: an object that replaces no field the record "
+                          "fixes (" + ", ".join(FIXED_METADATA) + ")")
+    per_instance = extras.get("instance_metrics", {})
+    if not isinstance(per_instance, dict):
+        raise RecordError("extras.instance_metrics: an object keyed by instance")
+    for name, fields in per_instance.items():
+        if name not in names:
+            raise RecordError(f"extras.instance_metrics.{str(name)[:40]}: not an instance")
+        if not isinstance(fields, dict) or set(fields) & set(FIXED_METRIC_FIELDS):
+            raise RecordError(f"extras.instance_metrics.{name}: an object that replaces no "
+                              "field the record fixes")
+    files = extras.get("evaluation_files", {})
+    if not isinstance(files, dict):
+        raise RecordError("extras.evaluation_files: an object of file name -> JSON value")
+    for name in files:
+        if not _NAME.match(name) or not name.endswith(".json"):
+            raise RecordError(f"extras.evaluation_files.{str(name)[:40]}: a plain .json "
+                              "file name")
 
 
 def load_record(path: str | Path) -> Record:

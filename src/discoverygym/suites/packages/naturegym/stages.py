@@ -400,6 +400,7 @@ def metadata(record: Record) -> dict[str, Any]:
     data = record.data
     package = data["package"]
     m = data["M"]
+    extras = data.get("extras") or {}
     entries = []
     for inst in record.instances:
         name = inst["name"]
@@ -408,13 +409,14 @@ def metadata(record: Record) -> dict[str, Any]:
             "name": m["name"], "is_primary": True, "metric_direction": m["direction"],
             "source_description": m["source_description"], "unit": m["unit"],
             "sota_score": [data["S"][name]],
-            "baseline_score": dict(baseline) if baseline else None}],
+            "baseline_score": dict(baseline) if baseline else None,
+            **extras.get("instance_metrics", {}).get(name, {})}],
             "split": inst["split"]})
     return {"task_name": data["title"], "workflow_topology": package["workflow_topology"],
             "methodology_paradigm": package["methodology_paradigm"],
             "tooling_metadata": package["tooling_metadata"], "domain_metadata": data["domain"],
             "compute_resource_requirements": package["compute_resource_requirements"],
-            "performance_entries": entries}
+            "performance_entries": entries, **extras.get("metadata", {})}
 
 
 def assemble(ctx: Context, out: Path) -> list[Finding]:
@@ -429,6 +431,9 @@ def assemble(ctx: Context, out: Path) -> list[Finding]:
     (root / "problem" / "README.md").write_text(readme_text(data["prose"]))
     (root / "problem" / "data_description.md").write_text(data["prose"]["data_description"])
     (root / "evaluation" / "evaluator.py").write_text(evaluator_source(data["M"]))
+    for name, value in (data.get("extras") or {}).get("evaluation_files", {}).items():
+        (root / "evaluation" / name).write_text(json.dumps(value, indent=1, sort_keys=True,
+                                                           ensure_ascii=False) + "\n")
     (root / "environment").mkdir()
     (root / "environment" / "requirements.txt").write_text(
         "".join(f"{r}\n" for r in data["package"].get("requirements", [])))
@@ -571,7 +576,7 @@ STAGES: tuple[Stage, ...] = (
                      prepare_code_digest(c.record.data["D"]["prepare"])]),
     Stage("assemble", assemble,
           lambda c: [c.record.digest("id", "title", "domain", "package", "A", "M", "S", "B",
-                                     "prose", "source"),
+                                     "prose", "source", "extras"),
                      c.record.data["D"]["instances"], c.record.data["D"]["hidden"],
                      c.output_digest("split")]),
     Stage("calibrate", calibrate,

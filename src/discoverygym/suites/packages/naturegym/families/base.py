@@ -54,16 +54,29 @@ class Family:
     tags: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ("numpy",)
     metric: Metric
-    evaluator_kind: str = "csv_forecast"
-    evaluator_config: dict[str, Any] = {}
+    #: the metric's function in the metrics registry (`naturegym.metrics.METRICS`) and
+    #: its output fields: the build generates the evaluator from them
+    metric_function: str = "csv_forecast_rms_error"
+    metric_output: dict[str, Any] = {}
     references: dict[str, Reference] = {}
     readme: str = ""
     data_description: str = ""
-    output_file: str = ""
     #: the SOTA's code identifiers, kept out of problem/ by the record firewall
     sota_identifiers: tuple[str, ...] = ()
     #: evaluation instances per package (one development instance comes with them)
     evaluation_instances: int = 2
+
+    @property
+    def output_file(self) -> str:
+        return self.metric_output["file"]
+
+    def record_metric(self) -> dict[str, Any]:
+        """The family's M part of a NatureGym record (the evaluator is generated from it
+        by the metrics registry, as for every built package)."""
+        return {"name": self.metric.name, "function": self.metric_function,
+                "direction": self.metric.direction, "unit": self.metric.unit,
+                "source_description": self.metric.description,
+                "output": dict(self.metric_output)}
 
     def draw(self, rng: np.random.Generator) -> Draw:
         raise NotImplementedError

@@ -110,7 +110,7 @@ def _relative_l2(forecast: np.ndarray, truth: np.ndarray) -> float:
 
 class FluidForecast(Family):
     name = "fluid-forecast"
-    version = "1"
+    version = "2"
     task_name = "Forecast a periodic flow under a hidden force"
     sub_domain = "fluid dynamics"
     tags = ("fluid dynamics", "forecasting", "hidden force", "naturegym")
@@ -119,9 +119,8 @@ class FluidForecast(Family):
                     "||forecast - truth||_2 / ||truth||_2 over both forecast times and all "
                     "grid points, the truth a held-out noisy field")
     sota_identifiers = ("simulate_from",)
-    evaluator_kind = "field_forecast"
-    evaluator_config = {"file": "forecast.npy", "metric": "relative_l2_error"}
-    output_file = "forecast.npy"
+    metric_function = "npy_relative_l2_error"
+    metric_output = {"file": "forecast.npy"}
     readme = _README
     data_description = _DATA
     evaluation_instances = 1

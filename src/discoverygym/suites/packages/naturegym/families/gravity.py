@@ -91,10 +91,7 @@ class _Binary(Family):
                     "RMS over both coordinates and every query time of forecast minus the "
                     "held-out noisy observation")
     sota_identifiers = ("fit_kepler", "forecast_kepler")
-    evaluator_kind = "csv_forecast"
-    evaluator_config = {"file": "forecast.csv", "key": "time_days",
-                        "values": ["x_au", "y_au"], "metric": "rms_error_au"}
-    output_file = "forecast.csv"
+    metric_output = {"file": "forecast.csv", "key": "time_days", "values": ["x_au", "y_au"]}
     problem = ""
     references = {
         "baseline": Reference("fixed Keplerian ellipse",
@@ -175,7 +172,7 @@ class _Binary(Family):
 
 class GravityForceLaw(_Binary):
     name = "gravity-force-law"
-    version = "1"
+    version = "2"
     task_name = "Forecast a binary under an unknown force law"
     tags = ("gravity", "forecasting", "altered gravity", "naturegym")
     problem = ("Two stars orbit each other in isolation. Their mutual attraction is "
@@ -188,7 +185,7 @@ class GravityForceLaw(_Binary):
 
 class GravityDrag(_Binary):
     name = "gravity-drag"
-    version = "1"
+    version = "2"
     task_name = "Forecast a binary losing energy"
     tags = ("gravity", "forecasting", "dissipation", "naturegym")
     problem = ("Two stars orbit each other under Newtonian gravity while moving through "

@@ -79,7 +79,7 @@ scores only it; the result is computed on the others).
 
 class RadialVelocityActivity(Family):
     name = "rv-activity-forecast"
-    version = "1"
+    version = "2"
     task_name = "Forecast the radial velocity of an active planet host"
     sub_domain = "exoplanets"
     tags = ("radial velocity", "stellar activity", "forecasting", "naturegym")
@@ -88,10 +88,7 @@ class RadialVelocityActivity(Family):
                     "RMS of forecast minus the held-out noisy radial velocity over the query "
                     "epochs")
     sota_identifiers = ("fit_keplerian_gp",)
-    evaluator_kind = "csv_forecast"
-    evaluator_config = {"file": "forecast.csv", "key": "time_days", "values": ["rv_ms"],
-                        "metric": "rms_error_ms"}
-    output_file = "forecast.csv"
+    metric_output = {"file": "forecast.csv", "key": "time_days", "values": ["rv_ms"]}
     readme = _README
     data_description = _DATA
     references = {

@@ -9,11 +9,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 METRIC = "relative_l2_error"
+MAX_BYTES = 64_000_000
 
 
 def _read_array(path, shape):
     if not path.is_file():
         raise ValueError(f"missing {path.parent.name}/{path.name}")
+    if path.stat().st_size > MAX_BYTES:
+        raise ValueError(f"{path.name} is larger than {MAX_BYTES} bytes")
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
