@@ -67,14 +67,14 @@ $(OPENENV_VENV)/bin/python:
 
 test-openenv: $(OPENENV_VENV)/bin/python
 	$(OPENENV_VENV)/bin/python -m pip install -q -e ".[openenv,gym,dev]"
-	$(OPENENV_VENV)/bin/python -m pytest -q tests/test_openenv_door.py
+	$(OPENENV_VENV)/bin/python -m pytest -q tests/doors/openenv/test_openenv_door.py
 
 # The verifiers door ([rl]) cannot share .venv with [inspect] (openai<3 against
 # openai>=3.4), so it has an environment of its own. `discoverygym rl setup` installs
 # the chat harness's helper (uv, with a lock) once, so the rollout tests run offline.
 RL_VENV := .venv-rl
-RL_TESTS := tests/test_verifiers_splits.py tests/test_verifiers_toolset.py tests/test_verifiers_retries.py \
-	tests/test_verifiers_rollout.py
+RL_TESTS := tests/doors/verifiers/test_verifiers_splits.py tests/doors/verifiers/test_verifiers_toolset.py tests/doors/verifiers/test_verifiers_retries.py \
+	tests/doors/verifiers/test_verifiers_rollout.py
 $(RL_VENV)/bin/python:
 	$(PY) -m venv $(RL_VENV)
 	$(RL_VENV)/bin/python -m pip install -q --upgrade pip
@@ -89,7 +89,7 @@ test-rl:
 	$(MAKE) install-rl && $(RL_VENV)/bin/python -m pytest -q $(RL_TESTS)
 
 # ruff, and the layering contracts of pyproject.toml's [tool.importlinter] (the tests
-# check them too: tests/test_import_contracts.py).
+# check them too: tests/project/test_import_contracts.py).
 lint: install-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports --no-cache

@@ -36,7 +36,7 @@ def _public_draws():
 # commands, whole CLI runs, JAX-heavy solvers, Ray). The selection is by time: with
 # these out, the lane took 3.5 minutes of CPU (README, "Tests"). `make test` runs
 # them all. One list here rather than a marker in each file: the files change on many
-# branches. tests/test_lanes.py keeps the lists to files and tests that exist.
+# branches. tests/project/test_lanes.py keeps the lists to files and tests that exist.
 SLOW_MODULES = frozenset({
     "test_audit.py",
     "test_audit_registry.py",

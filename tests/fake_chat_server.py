@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible chat-completions server (standard library, 127.0.0.1)
 for the verifiers door's rollouts: the model named in a request picks the script.
 
-- `parity`: the door-parity policy (tests/test_door_parity.py), replayed from the tool
+- `parity`: the door-parity policy (tests/doors/test_door_parity.py), replayed from the tool
   results in the conversation, so the same decisions as on every other door.
 - `hostile`: unreadable arguments, an unknown tool, arguments that are not an object,
   a number no float holds, then a text reply without a tool call (no answer).

@@ -1,0 +1,135 @@
+"""One scripted policy, four doors: played directly through the agent view, through
+Gymnasium, through a real MCP client over stdio, and through Inspect's react loop (the
+scripted `discoverygym/parity` model), it leaves the same record: answer, verdict,
+score, observations, submissions, tool calls and tool errors. The policy includes a
+call out of range (our tool refuses it) and one of the wrong type (on Inspect, Inspect
+itself refuses it): both count as one tool error that costs nothing, on every door."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+import toy_suite
+from discoverygym.core import get_suite
+from discoverygym.doors.gym import DiscoveryEnv
+from testpaths import TESTS
+
+toy_suite.install()
+SEED = 0  # the first episode of the toy plan, which Inspect plays with limit=1
+FIELDS = ("answer", "passed", "score")
+USAGE = ("observations", "submissions", "tool_calls", "tool_errors")
+
+
+def policy() -> Generator[tuple[str, dict[str, Any]], str, None]:
+    """Yields (tool, arguments), receives the reply text: the same decisions on every
+    door (and as the Inspect policy `parity`)."""
+    yield "probe", {"x": 500.0}
+    yield "probe", {"x": "not a number"}
+    lo, hi = 0.0, 100.0
+    for _ in range(8):
+        mid = (lo + hi) / 2
+        if "True" in (yield "probe", {"x": mid}):
+            lo = mid
+        else:
+            hi = mid
+    yield "submit", {"answer": (lo + hi) / 2}
+
+
+def drive(call: Callable[[str, dict[str, Any]], str]) -> None:
+    steps = policy()
+    step = next(steps)
+    while True:
+        try:
+            step = steps.send(call(*step))
+        except StopIteration:
+            return
+
+
+def _summary(record: dict[str, Any]) -> dict[str, Any]:
+    return {**{k: record[k] for k in FIELDS}, **{k: record["usage"][k] for k in USAGE}}
+
+
+def report(door: str, record: dict[str, Any]) -> None:
+    """Writes the door's row of the README's parity table where tools/door_parity.py asks
+    for it (DISCOVERYGYM_PARITY_OUT names a folder), so the table comes from these very
+    tests, in each door's own environment."""
+    out = os.environ.get("DISCOVERYGYM_PARITY_OUT")
+    if out:
+        Path(out, f"{door}.json").write_text(json.dumps(_summary(record)))
+
+
+def _direct() -> dict[str, Any]:
+    episode = get_suite("toy").episode("guess", seed=SEED, budget=10)
+    view = episode.view()
+    drive(lambda name, args: view.call(name, args).text)
+    return episode.record(agent="parity").to_dict()
+
+
+def _gym() -> dict[str, Any]:
+    env = DiscoveryEnv("toy", task_id="guess", budget=10)
+    env.reset(seed=SEED)
+    out: dict[str, Any] = {}
+
+    def call(name: str, args: dict[str, Any]) -> str:
+        obs, _, _, _, info = env.step({"tool": env.tool_names.index(name),
+                                       "args": json.dumps(args)})
+        out.update(info.get("record") or {})
+        return obs["text"]
+    drive(call)
+    return out
+
+
+def _mcp(record: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    env["DISCOVERYGYM_PLUGINS"] = "toy_suite"
+    server = StdioServerParameters(command=sys.executable, env=env, args=[
+        "-m", "discoverygym.cli", "mcp", "toy", "guess", "--record", str(record),
+        "--seed", str(SEED), "--budget", "10", "--no-interpreter"])
+
+    async def play() -> None:
+        async with stdio_client(server) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                steps = policy()
+                step = next(steps)
+                while True:
+                    result = await session.call_tool(*step)
+                    try:
+                        step = steps.send(result.content[0].text)
+                    except StopIteration:
+                        break
+    anyio.run(play)
+    return json.loads(record.read_text())
+
+
+def _inspect(log_dir: Path) -> dict[str, Any]:
+    from inspect_ai import eval as inspect_eval
+
+    [log] = inspect_eval("discoverygym/toy", model="discoverygym/parity", limit=1,
+                         log_dir=str(log_dir), display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    return sample.scores["episode_record"].metadata["record"]
+
+
+def test_the_same_policy_leaves_the_same_record_on_every_door(tmp_path):
+    direct = _summary(_direct())
+    assert direct["passed"] and direct["tool_errors"] == 2 and direct["observations"] == 8
+    doors = {"gym": _gym(), "mcp": _mcp(tmp_path / "mcp.json"),
+             "inspect": _inspect(tmp_path / "inspect")}
+    for door, record in doors.items():
+        assert record["seed"] == SEED, door
+        assert _summary(record) == direct, (door, _summary(record), direct)
+    report("agent view", _direct())
+    for door, record in doors.items():
+        report(door, record)

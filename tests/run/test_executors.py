@@ -1,0 +1,116 @@
+"""The same 50-episode run gives identical records under every executor, and a run
+killed mid-way under one executor finishes under another without duplicates or
+losses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import toy_suite
+from crash import kill_after_records, tear_last_line
+from discoverygym.core import get_suite
+from discoverygym.run import read_records, run_episodes
+from testpaths import TESTS
+
+toy_suite.install()
+N_EPISODES = 50
+
+
+def _comparable(records):
+    out = []
+    for r in sorted(records, key=lambda r: (r["task_id"], r["seed"])):
+        r = dict(r)
+        r["usage"] = {k: v for k, v in r["usage"].items() if k != "wall_s"}
+        r["agent"] = "bisect" if r["agent"] == "slow-bisect" else r["agent"]
+        out.append(r)
+    return out
+
+
+def _specs():
+    return get_suite("toy").episodes(range(N_EPISODES))
+
+
+def _run_ray(**kwargs):
+    try:
+        import ray  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - ray is in [all]
+        pytest.skip(f"ray is not installed: {exc}")
+    try:
+        return run_episodes(executor="ray", workers=2, show_progress=False, **kwargs)
+    except Exception as exc:  # Ray could not start here (no shared memory, ...)
+        pytest.skip(f"Ray could not start: {type(exc).__name__}: {exc}")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("serial")
+    run_episodes(_specs(), out_dir=out, agent="bisect", executor="serial", show_progress=False)
+    records = read_records(out / "records.jsonl")
+    assert len(records) == N_EPISODES
+    return _comparable(records)
+
+
+def test_process_pool_matches_serial(tmp_path, reference):
+    run_episodes(_specs(), out_dir=tmp_path, agent="bisect", executor="process", workers=2,
+                 show_progress=False)
+    assert _comparable(read_records(tmp_path / "records.jsonl")) == reference
+
+
+def test_ray_matches_serial(tmp_path, reference):
+    result = _run_ray(specs=_specs(), out_dir=tmp_path, agent="bisect")
+    assert result.n_new == N_EPISODES
+    assert _comparable(read_records(tmp_path / "records.jsonl")) == reference
+
+
+def _killed_process_run(out: Path) -> int:
+    """Start a process-pool run in another process, SIGKILL its whole group once some
+    records are written, and leave a torn last line as a crash mid-write would."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(TESTS)!r})
+        import toy_suite
+        toy_suite.install()
+        from discoverygym.core import get_suite
+        from discoverygym.run import run_episodes
+        run_episodes(get_suite("toy").episodes(range({N_EPISODES})), out_dir={str(out)!r},
+                     agent="slow-bisect", executor="process", workers=2, show_progress=False)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    records = out / "records.jsonl"
+    partial = kill_after_records(proc, records, at_least=6)
+    assert 6 <= partial < N_EPISODES, partial
+    tear_last_line(records, '{"suite": "toy", "task_')
+    return partial
+
+
+@pytest.mark.parametrize("resume_with", ["serial", "ray"])
+def test_killed_process_run_resumes_under_another_executor(tmp_path, reference, resume_with):
+    partial = _killed_process_run(tmp_path)
+    kwargs = {"specs": _specs(), "out_dir": tmp_path, "agent": "bisect", "resume": True}
+    if resume_with == "ray":
+        result = _run_ray(**kwargs)
+    else:
+        result = run_episodes(executor="serial", show_progress=False, **kwargs)
+    assert result.n_new == N_EPISODES - partial
+    final = read_records(tmp_path / "records.jsonl")
+    assert len({(r["task_id"], r["seed"]) for r in final}) == len(final) == N_EPISODES
+    assert _comparable(final) == reference
+
+
+def test_process_workers_share_the_cores_for_blas_threads(monkeypatch):
+    from discoverygym.run.executors import THREAD_VARS, run_process
+
+    for name in THREAD_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "7")  # a user's own setting is kept
+    jobs = [(os.getenv, (name,)) for name in THREAD_VARS]
+    got = dict(run_process(jobs, workers=2))
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    assert [got[i] for i in range(3)] == [share, share, "7"]
+    assert all(name not in os.environ for name in THREAD_VARS[:2])  # the driver's is untouched
