@@ -5,6 +5,7 @@ registry loads them like a plugin; reading the rows imports no suite's heavy mod
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -30,8 +31,10 @@ def test_reading_the_rows_imports_no_suite_module():
     code = ("import json, sys\nfrom discoverygym.core import suite_names\nsuite_names()\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith("
             "'discoverygym.suites.'))))")
+    # without the toy plugin other tests register for their worker processes
+    env = {k: v for k, v in os.environ.items() if k != "DISCOVERYGYM_PLUGINS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+                         timeout=120, check=True, env=env).stdout
     loaded = json.loads(out.strip().splitlines()[-1])
     assert loaded == sorted(f"discoverygym.suites.{n}"
                             for n in ("gravity", "stargazer", "mad", "tpbench", "packages"))
