@@ -63,7 +63,10 @@ def _fraction(records: Records) -> str:
 
 
 def _percent(k: int, n: int) -> str:
-    return f"{100 * k / n:.0f}" if n else "-"
+    if not n:
+        return "-"
+    share = 100 * k / n
+    return f"{share:.0f}" if share == round(share) else f"{share:.1f}"
 
 
 def _tier_rates(records: Records, tiers: tuple[str, ...], mode: str) -> str:
@@ -94,7 +97,7 @@ def _adaptive(runs: dict[str, Records]) -> str:
 def _packages(runs: dict[str, Records]) -> str:
     records = sorted(runs["baseline"], key=lambda r: r["task_id"])
     scores = [float(r["score"]) for r in records]
-    each = ", ".join(f"{s:.3g}" for s in scores)
+    each = ", ".join(f"`{r['task_id']}` {float(r['score']):.3g}" for r in records)
     return f"mean g_clipped {statistics.fmean(scores):.3g} ({each})"
 
 
