@@ -87,6 +87,15 @@ def _allowed_paths(words: list[str]) -> set[str]:
     return allowed
 
 
+def test_only_runs_and_the_paths_a_command_names_may_appear():
+    report = ["discoverygym", "report", "runs/my-run", "-o", "report.html"]
+    assert {"runs", "report.html"} <= _allowed_paths(report)
+    for stray in ("report.html", "trials", "outputs", "jobs", "logs"):
+        assert stray not in _allowed_paths(report[:3])
+    assert "datasets" in _allowed_paths(["discoverygym", "export", "harbor", "gravity",
+                                         "datasets/discoverygym"])
+
+
 @pytest.mark.parametrize("doc, command", [
     pytest.param(d, c, marks=pytest.mark.slow) if shlex.split(c)[1] in SLOW else (d, c)
     for d, c in doc_commands()])
