@@ -12,6 +12,7 @@ and the last test here checks that they are all of that file's python blocks."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -72,8 +73,10 @@ def test_a_quoted_function_is_the_packages_own_source(doc, index, block):
     pytest.param(*b, marks=pytest.mark.slow) if b[0] in SLOW_DOCS else b for b in SCRIPTS],
     ids=[f"{d}#{i}" for d, i, _ in SCRIPTS])
 def test_a_python_block_runs_as_written(doc, index, block, tmp_path):
+    env = dict(os.environ)
+    env.pop("DISCOVERYGYM_PLUGINS", None)  # as a reader has it: no test plugin
     done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+                          text=True, timeout=300, stdin=subprocess.DEVNULL, env=env)
     assert done.returncode == 0, (doc, index, done.stderr[-3000:])
     assert list(tmp_path.iterdir()) == [], f"{doc} block {index} left files behind"
 

@@ -107,7 +107,9 @@ async def _mcp_prompt_and_tools(suite: str, interpreter: bool, tmp_path) -> tupl
         args += [f"--{key.replace('_', '-')}", str(value)]
     if not interpreter:
         args.append("--no-interpreter")
-    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ),
+    env = dict(os.environ)
+    env.pop("DISCOVERYGYM_PLUGINS", None)  # another test module's toy plugin: not importable there
+    params = StdioServerParameters(command=sys.executable, args=args, env=env,
                                    cwd=str(tmp_path))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
