@@ -189,3 +189,19 @@ def test_the_tpbench_problem_table_is_the_commands_output():
     block = read_block(readme.read_text(), "tpbench-problems")
     assert block == count_table(load_problems(builtin_problem_dir())).strip("\n"), \
         "rerun: discoverygym tpbench check --table --readme " + str(readme.relative_to(ROOT))
+
+
+def test_the_readmes_calibration_summary_agrees_with_the_suites_tables():
+    """The README's Calibration table summarises each suite's table in words; the count
+    of valid tasks it gives is the one the command wrote into the suite's README."""
+    counts = {}
+    for _, _, block in _calibrate_blocks():
+        command = block.splitlines()[0].strip("`")
+        found = re.search(r"valid: (\d+), too hard: (\d+), leaks: (\d+), weak: (\d+)\.", block)
+        counts[command] = tuple(int(n) for n in found.groups())
+    rows = re.findall(r"^\| [^|]+ \| `(discoverygym calibrate [^`]+)` \| (\d+) valid",
+                      (ROOT / "README.md").read_text(), re.M)
+    assert len(rows) >= 5
+    for command, valid in rows:
+        assert command in counts, f"no suite README holds the table of {command}"
+        assert counts[command][0] == int(valid), (command, counts[command])
