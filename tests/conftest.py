@@ -87,6 +87,7 @@ SLOW_TESTS = {
     "test_mad_fluid_world.py": ("test_altered_law_defeats_the_standard_model",),
     "test_mad_protocol.py": ("test_describe_law_scores_the_function_against_the_true_law",),
     "test_mcp_server.py": ("test_mcp_client_plays_a_gravity_episode_to_a_passing_record",),
+    "test_docs_door_prompts.py": ("test_mcp_instructions_name_only_its_tools",),
     "test_packages_check.py": ("test_the_frozen_gravity_sota_reruns_and_beats_the_baseline",),
     "test_packages_episode.py": ("test_cli_baseline_run_scores_every_shipped_package",),
     "test_packages_naturegym.py": ("test_a_prepare_that_never_ends_is_stopped",),

@@ -22,6 +22,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from discoverygym.report.markers import write_block  # noqa: E402
+
 FIELDS = ("answer", "passed", "score", "observations", "submissions", "tool_calls",
           "tool_errors")
 # (environment, test node, doors it reports, make target that builds the environment)
@@ -38,7 +42,7 @@ RUNS = (
 DOOR_NAMES = {"agent view": "agent view (`episode.view()`)", "runner": "`discoverygym run`",
               "gym": "Gymnasium", "mcp": "MCP (stdio client)", "inspect": "Inspect AI",
               "openenv": "OpenEnv (WebSocket client)", "verifiers": "verifiers (`vf-eval`)"}
-BEGIN, END = "<!-- door-parity:begin -->", "<!-- door-parity:end -->"
+MARKER = "door-parity"  # the README block between <!-- door-parity:begin/end -->
 
 
 def collect() -> tuple[dict[str, dict], dict[str, str]]:
@@ -82,11 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     text = table(rows, missing)
     print(text)
     if args.write:
-        readme = ROOT / "README.md"
-        content = readme.read_text()
-        head, rest = content.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        readme.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+        write_block(ROOT / "README.md", MARKER, text)
     return 0 if not missing else 1
 
 

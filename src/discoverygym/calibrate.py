@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import shlex
 import statistics
 from collections import defaultdict
@@ -148,6 +149,38 @@ def verdict(rates: dict[str, AgentRate], roles: dict[str, list[str]],
     if weak:
         return WEAK, f"no-science above {ceiling:.0%}: {', '.join(weak)}"
     return VALID, ""
+
+
+#: Warn when a blind guess would be called a leak with more than this probability.
+FALSE_LEAK_RISK = 0.05
+
+
+def false_leak_probability(n: int, chance: float) -> float:
+    """The probability that an agent guessing blindly (passing each of `n` episodes with
+    probability `chance`) passes more than chance + MARGIN of them: a leak verdict by luck."""
+    needed = math.floor(n * (chance + MARGIN)) + 1
+    return sum(math.comb(n, k) * chance**k * (1 - chance) ** (n - k)
+               for k in range(needed, n + 1))
+
+
+def few_episodes_warning(suite: str, specs: Sequence[EpisodeSpec]) -> str | None:
+    """One line when some task a blind guess can pass (a chance rate in its tags) gets so
+    few episodes that luck alone may call it a leak: its verdict then means little."""
+    chance = {t.id: float(t.tags.get("chance_pass_rate", 0.0)) for t in get_suite(suite).tasks()}
+    per_task: dict[str, int] = defaultdict(int)
+    for spec in specs:
+        if chance.get(spec.task_id, 0.0) > 0:
+            per_task[spec.task_id] += 1
+    risky = sorted(((false_leak_probability(n, chance[task]), task, n)
+                    for task, n in per_task.items()), reverse=True)
+    risky = [entry for entry in risky if entry[0] > FALSE_LEAK_RISK]
+    if not risky:
+        return None
+    risk, task, n = risky[0]
+    return (f"too few seeds for a leak/valid verdict on {len(risky)} task(s) a blind guess "
+            f"can pass: {task} gets {n} episodes, and a guess passing {chance[task]:.0%} of "
+            f"them would be called a leak with probability {risk:.0%}; use at least "
+            f"{FEW_EPISODES} seeds (e.g. --seeds 0-{FEW_EPISODES - 1})")
 
 
 def tabulate(records_by_agent: dict[str, list[dict[str, Any]]], roles: dict[str, list[str]],

@@ -317,6 +317,12 @@ def calibrate_cmd(
         help="Task ids or shell patterns, comma separated (default: the whole plan).")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Write the table here: JSON for a .json path, else markdown.")] = None,
+    readme: Annotated[Path | None, typer.Option(
+        help="Also write the markdown table into this file, between its "
+             "<!-- calibrate:MARKER:begin --> and <!-- calibrate:MARKER:end --> lines.")]
+        = None,
+    marker: Annotated[str | None, typer.Option(
+        help="The MARKER of --readme (default: the suite's name).")] = None,
     runs: Annotated[Path | None, typer.Option(
         help="Where each agent's run directory goes (default runs/calibrate-SUITE-TIME).")]
         = None,
@@ -338,16 +344,31 @@ def calibrate_cmd(
 
     Suite options follow as in `discoverygym run`, e.g. `--protocol budget-obs-100`.
     Exits 1 when a task leaks (a trivial agent passes it)."""
-    from .calibrate import LEAKS, calibrate, calibration_specs, roles_of, write_table
+    from .calibrate import (
+        LEAKS,
+        calibrate,
+        calibration_specs,
+        few_episodes_warning,
+        roles_of,
+        write_table,
+    )
+    from .report.markers import MarkerError, read_block, write_block
 
+    readme_marker = f"calibrate:{marker or suite}"
     try:
         seed_list = parse_seeds(seeds)
         if out is not None:
             _check_writable(out)
+        if readme is not None:
+            _check_marked(readme, readme_marker, read_block)
+        s = get_suite(suite)
+        options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
+        specs = calibration_specs(suite, seed_list, tasks=tasks, options=options)
+        warning = few_episodes_warning(suite, specs)
+        if warning:
+            err_console.print(f"warning: {for_terminal(warning, 2000)}", markup=False,
+                              highlight=False, soft_wrap=True)
         if dry_run:
-            s = get_suite(suite)
-            options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
-            specs = calibration_specs(suite, seed_list, tasks=tasks, options=options)
             agents = sorted({a for names in roles_of(suite).values() for a in names})
             console.print(f"dry run: {len(specs)} episodes of "
                           f"{len({spec.task_id for spec in specs})} tasks for each of "
@@ -374,6 +395,14 @@ def calibrate_cmd(
                           f"{escape(str(exc.filename or out))}: {exc.strerror or exc}; "
                           f"the runs are kept in {escape(str(_runs_folder(result)))}",
                           soft_wrap=True)
+            raise typer.Exit(1) from None
+    if readme is not None:
+        try:
+            write_block(readme, readme_marker, result.to_markdown(values=values))
+        except (OSError, MarkerError) as exc:
+            console.print(f"[red]error:[/red] cannot write the table into "
+                          f"{for_terminal(readme, 2000)}: {for_terminal(exc, 2000)}; the runs "
+                          f"are kept in {escape(str(_runs_folder(result)))}", soft_wrap=True)
             raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
@@ -409,6 +438,18 @@ def _runs_folder(result: Any) -> Path | str:
     """The folder holding a calibration's run directories (one per agent)."""
     dirs = list(result.run_dirs.values())
     return Path(dirs[0]).parent if dirs else "(none)"
+
+
+def _check_marked(path: Path, name: str, read_block: Any) -> None:
+    """Refuse a --readme without the block's markers before any work is done."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read --readme {path}: {getattr(exc, 'strerror', None) or exc}"
+                         ) from None
+    if read_block(text, name) is None:
+        raise ValueError(f"--readme {path} needs one <!-- {name}:begin --> line and one "
+                         f"<!-- {name}:end --> line after it")
 
 
 def _check_writable(path: Path) -> None:

@@ -79,7 +79,8 @@ def test_the_inspect_examples(tmp_path):
         pytest.skip("`inspect eval` needs this checkout installed (pip install -e .); "
                     "PYTHONPATH points at another one")
     _shell(inspect_eval, tmp_path)
-    assert list((tmp_path / "logs").glob("*.eval"))
+    assert list((tmp_path / "runs" / "inspect-logs").glob("*.eval"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]  # no ./logs left behind
 
 
 def test_the_mcp_examples(tmp_path):

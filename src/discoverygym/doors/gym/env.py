@@ -24,9 +24,17 @@ from gymnasium import spaces
 
 from ...core import SUITES, Episode, EpisodeSpec, get_suite, load_plugins
 from ...core.bounded import UnsafeInput, loads
+from ..shared.interpreter_tool import prompt_for_door
 
 CHARSET = frozenset(string.printable)
 MAX_TEXT = 16_384
+#: Gym offers the episode's tools and no interpreter: the prompt says so, and where the
+#: workspace the instructions name is for code that holds the environment.
+GYM_NOTE = (
+    "\n\nThis environment offers the tools listed and no python interpreter: the "
+    "workspace and the variables the instructions above name (such as DataFrames) are not "
+    "tools here (code that holds the environment reads them with "
+    "env.unwrapped.workspace()). Each tool's result text holds the data it returns.")
 
 
 def _clean(text: str) -> str:
@@ -81,7 +89,8 @@ class DiscoveryEnv(gym.Env):
         episode_seed = int(seed) if seed is not None else int(options.pop("seed", 0))
         self._episode = self._spec(task_id, episode_seed, options).build()
         self._steps = 0
-        return self._obs(self._episode.prompt, False), {"tools": self._episode.tools()}
+        prompt = prompt_for_door(self._episode.prompt, interpreter=False, note=GYM_NOTE)
+        return self._obs(prompt, False), {"tools": self._episode.tools()}
 
     def step(self, action: dict[str, Any]):
         if self._episode is None:

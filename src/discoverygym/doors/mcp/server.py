@@ -22,7 +22,7 @@ from typing import Any
 from ...core import Episode, ToolResult
 from ...core.bounded import Bounds, UnsafeInput, clip, loads
 from ..shared.call_log import CallLog
-from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool
+from ..shared.interpreter_tool import PYTHON_TOOL, InterpreterTool, prompt_for_door
 from ..shared.mcp_content import mcp_content
 
 #: A client line longer than this is refused without being parsed.
@@ -164,7 +164,8 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
                                 is_error=result.is_error, images=result.images)
         return types.CallToolResult(content=mcp_content(result), is_error=result.is_error)
 
-    server = Server("discoverygym", version="1", instructions=episode.prompt,
+    server = Server("discoverygym", version="1",
+                    instructions=prompt_for_door(episode.prompt, interpreter=python is not None),
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     return EpisodeServer(server, python, write_record)
 

@@ -52,6 +52,7 @@ from ...core import Episode, EpisodeRecord, EpisodeSpec, ToolResult, get_suite
 from ...core.bounded import UnsafeInput, check_value, clip, quote
 from ...core.keys import Key, new_key
 from ...run.records import RecordWriter
+from ..shared.interpreter_tool import prompt_for_door
 from .bounds import REFUSED, WS_MAX_BYTES, BoundedMessages
 
 AGENT = "openenv"
@@ -116,15 +117,6 @@ class EpisodeDraws:
         if self.client_seeds:
             return {"mode": "training", "seed": "chosen by the client"}
         return {"mode": "evaluation", "seed": "drawn by the server", "key": self.key_id}
-
-
-#: The prompt is written for agents with the sandboxed python tool; this door offers only
-#: the episode's tools, so it says what that leaves out.
-NO_INTERPRETER_NOTE = (
-    "\n\nThis connection offers the tools listed and no python interpreter: the "
-    "workspace and the variables the instructions above name (such as DataFrames) are "
-    "not available here. Each tool's result text holds the data it returns; keep what "
-    "you need.")
 
 
 class DiscoveryAction(Action):
@@ -220,7 +212,7 @@ class DiscoveryEnvironment(Environment[DiscoveryAction, DiscoveryObservation,
                 suite=spec.suite, task_id=spec.task_id,
                 seed=spec.seed if self._draws.client_seeds else None,
                 options=dict(spec.options), budget_left=episode.budget_left())
-        return DiscoveryObservation(text=episode.prompt + NO_INTERPRETER_NOTE,
+        return DiscoveryObservation(text=prompt_for_door(episode.prompt, interpreter=False),
                                     tools=episode.tools(),
                                     budget_left=episode.budget_left(), reward=None)
 

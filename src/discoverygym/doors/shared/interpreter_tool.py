@@ -23,6 +23,22 @@ PYTHON_TOOL = ToolSpec(
 )
 
 
+#: Episode prompts are written for agents that have the `python` tool and its workspace.
+#: A door (or a door's mode) that offers only the episode's own tools appends this, so its
+#: instructions never promise a tool or variables the client cannot reach.
+NO_INTERPRETER_NOTE = (
+    "\n\nThis connection offers the tools listed and no python interpreter: the "
+    "workspace and the variables the instructions above name (such as DataFrames) are "
+    "not available here. Each tool's result text holds the data it returns; keep what "
+    "you need.")
+
+
+def prompt_for_door(prompt: str, *, interpreter: bool, note: str = NO_INTERPRETER_NOTE) -> str:
+    """The episode's prompt as a door gives it: unchanged where the door offers the
+    `python` tool, followed by `note` (what is missing) where it does not."""
+    return prompt if interpreter else prompt + note
+
+
 def episode_sandbox(episode: Episode, config: Any = None) -> Any:
     """`config` (a SandboxConfig, default limits when None) with the episode's own
     directories bound in (`Episode.sandbox_dirs`: data read-only, outputs writable)."""

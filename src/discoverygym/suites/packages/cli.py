@@ -207,7 +207,11 @@ def serve_cmd(
     from .service import EvaluationService
 
     token = token or new_token()
-    service = EvaluationService(load_package(package), output_dir, log)
+    try:
+        service = EvaluationService(load_package(package), output_dir, log)
+    except (ValueError, OSError) as exc:  # PackageError is a ValueError: one line, not a trace
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}", soft_wrap=True)
+        raise typer.Exit(1) from None
     console.print(f"token: {token}")
     uvicorn.run(create_app(service, token), host="127.0.0.1", port=port, log_level="info")
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.escape import for_terminal
+from ...report.markers import MarkerError, write_block
 from .check import check_problems, count_table
 from .importer import write_problem_files
 from .problem import ProblemError, builtin_problem_dir, load_problems
@@ -47,6 +48,10 @@ def check_cmd(
         "--skip-independent", help="Do not run the independent checks.")] = False,
     workers: Annotated[int, typer.Option(min=1, max=32,
                                          help="Problems checked in parallel.")] = 2,
+    readme: Annotated[Path | None, typer.Option(
+        help="With --table: also write the table into this file between its "
+             "<!-- tpbench-problems:begin --> and <!-- tpbench-problems:end --> lines.")]
+        = None,
 ) -> None:
     """Validate problem files; run each reference through its own tests, each independent
     check against the reference (within the check's tolerance) and each wrong answer
@@ -54,8 +59,11 @@ def check_cmd(
     directory = directory or builtin_problem_dir()
     if table:
         try:
-            typer.echo(count_table(load_problems(directory)))
-        except ProblemError as exc:
+            counts = count_table(load_problems(directory))
+            typer.echo(counts)
+            if readme is not None:
+                write_block(readme, "tpbench-problems", counts)
+        except (ProblemError, OSError, MarkerError) as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
         return
