@@ -16,12 +16,13 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from mktestdocs import grab_code_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+from testpaths import REPO
+
+ROOT = REPO
 PACKAGE = ROOT / "src" / "discoverygym"
 DOORS = ROOT / "docs" / "doors.md"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),

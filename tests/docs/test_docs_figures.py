@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -24,8 +23,9 @@ from discoverygym.calibrate import (
 )
 from discoverygym.cli import app
 from discoverygym.report.markers import MarkerError, read_block, replace_block, write_block
+from testpaths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "src" / "discoverygym").rglob("README.md"))]
 toy_suite.install()
