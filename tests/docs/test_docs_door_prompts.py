@@ -28,7 +28,7 @@ ABSENT = "no python interpreter"
 
 
 def _first_spec(suite: str) -> EpisodeSpec:
-    return get_suite(suite).plan()[0]
+    return get_suite(suite).episodes()[0]
 
 
 def _named_tools(prompt: str, candidates: set[str]) -> set[str]:
