@@ -12,6 +12,14 @@ average before and after, so a figure is never read without the load it ran unde
     python bench/whole_platform.py --workers 2 --json platform.json
     python bench/whole_platform.py --all-roles --json platform-all.json
     python bench/whole_platform.py --executor ray --address 127.0.0.1:6379
+    python bench/whole_platform.py --all-roles --suite-args "mad quantum=--seeds 0"
+    python bench/whole_platform.py --markdown-from platform.json --write-readme headline
+
+`--suite-args LABEL=ARGS` adds `discoverygym run` arguments for one suite (a smaller
+plan: the figure then says so in its command); `--runs-dir DIR` keeps every run's
+records there (to compare records before and after a change); `--write-readme NAME`
+writes the table between README.md's `<!-- whole-platform:NAME:begin -->` and
+`<!-- whole-platform:NAME:end -->` markers.
 
 (Not `bench/platform.py`: a script's folder comes first on `sys.path`, so that name
 would hide the standard library's `platform` from every script in bench/.)
@@ -20,10 +28,12 @@ would hide the standard library's `platform` from every script in bench/.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,6 +55,7 @@ HEADLINE = [
     ("tpbench", "tpbench", [], "reference"),
     ("packages", "packages", [], "baseline"),
 ]
+README = Path(__file__).resolve().parent.parent / "README.md"
 SAMPLE_S = 0.2
 RUN_TIMEOUT_S = 3600
 
@@ -63,6 +74,7 @@ class Figure:
     passed: int = 0
     error: str | None = None
     roles: list[str] = field(default_factory=list)
+    plan_args: list[str] = field(default_factory=list)  # from --suite-args: a smaller plan
 
 
 def calibration_roles(suite: str) -> dict[str, list[str]]:
@@ -130,7 +142,7 @@ def children_cpu_s() -> float:
 
 def run_one(label: str, suite: str, options: list[str], agent: str, roles: list[str],
             executor_args: list[str], scratch: Path) -> Figure:
-    out = scratch / f"{suite}-{'-'.join(options) or 'default'}-{agent}"
+    out = scratch / f"{suite}-{'-'.join(o.lstrip('-') for o in options) or 'default'}-{agent}"
     cli = shutil.which("discoverygym") or str(Path(sys.executable).parent / "discoverygym")
     command = [cli, "run", suite, *options, "--agent", agent, *executor_args,
                "--out", str(out), "--quiet"]
@@ -207,7 +219,8 @@ def markdown(result: dict) -> str:
     ]
     for f in result["suites"]:
         error = f" (error: {f['error'][:60]})" if f.get("error") else ""
-        lines.append(f"| {f['label']} | `{f['agent']}`{error} | {f['episodes']} | "
+        plan = f" ({' '.join(f['plan_args'])})" if f.get("plan_args") else ""
+        lines.append(f"| {f['label']} | `{f['agent']}`{plan}{error} | {f['episodes']} | "
                      f"{f['wall_s']:.0f} | {f['episodes_per_s']:.2f} | {f['cpu_s']:.0f} | "
                      f"{f['peak_rss_mb']:.0f} |")
     lines.append(f"| **total** | | {sum(f['episodes'] for f in result['suites'])} | "
@@ -234,6 +247,29 @@ def comparison(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def parse_suite_args(values: list[str]) -> dict[str, list[str]]:
+    """{label: extra `discoverygym run` arguments} from `LABEL=ARGS` strings."""
+    out: dict[str, list[str]] = {}
+    for value in values:
+        label, sep, extra = value.partition("=")
+        if not sep or not label.strip():
+            raise ValueError(f"--suite-args wants LABEL=ARGS, e.g. 'mad quantum=--seeds 0'; "
+                             f"got {value!r}")
+        out.setdefault(label.strip(), []).extend(shlex.split(extra))
+    return out
+
+
+def write_readme(readme: Path, name: str, text: str) -> None:
+    """Put `text` between the README's markers for `name` (which must be there)."""
+    begin, end = f"<!-- whole-platform:{name}:begin -->", f"<!-- whole-platform:{name}:end -->"
+    content = readme.read_text()
+    if content.count(begin) != 1 or content.count(end) != 1:
+        raise ValueError(f"{readme} needs one {begin} and one {end}")
+    head, rest = content.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -243,15 +279,36 @@ def main(argv: list[str] | None = None) -> int:
                         help="also every calibration role's agent of every suite")
     parser.add_argument("--suites", help="comma-separated labels or suites to run "
                         "(e.g. 'gravity,mad quantum'; default: all)")
+    parser.add_argument("--suite-args", action="append", default=[], metavar="LABEL=ARGS",
+                        help="extra `discoverygym run` arguments for one suite label or "
+                        "suite, e.g. 'mad quantum=--seeds 0' (repeatable)")
+    parser.add_argument("--runs-dir", type=Path,
+                        help="keep each run's directory (records) here (default: a "
+                        "temporary folder, removed)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
                         help="print the markdown table of an earlier --json file (of "
                         "several: their wall times side by side) and exit")
+    parser.add_argument("--write-readme", metavar="NAME",
+                        help="with --markdown-from: also write the table into README.md "
+                        "between the whole-platform:NAME markers")
     args = parser.parse_args(argv)
     if args.markdown_from:
         results = [json.loads(path.read_text()) for path in args.markdown_from]
-        print(markdown(results[0]) if len(results) == 1 else comparison(results))
+        text = markdown(results[0]) if len(results) == 1 else comparison(results)
+        print(text)
+        if args.write_readme:
+            try:
+                write_readme(README, args.write_readme, text)
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
         return 0
+    try:
+        extra_args = parse_suite_args(args.suite_args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
     plan = runs(args.all_roles)
     if args.suites:
@@ -276,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             "headline_total_s": round(sum(f.wall_s for f in headline), 2),
             "total_cpu_s": round(sum(f.cpu_s for f in figures), 2),
             "executor": args.executor, "workers": args.workers, "address": args.address,
-            "all_roles": args.all_roles,
+            "all_roles": args.all_roles, "suite_args": extra_args,
             "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
             "machine": machine(),
@@ -285,9 +342,18 @@ def main(argv: list[str] | None = None) -> int:
             "suites": [asdict(f) for f in figures],
         }
 
-    with tempfile.TemporaryDirectory(prefix="dg-platform-") as scratch:
+    with contextlib.ExitStack() as stack:
+        if args.runs_dir:
+            args.runs_dir.mkdir(parents=True, exist_ok=True)
+            scratch = args.runs_dir
+        else:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
         for label, suite, options, agent, roles in plan:
-            figure = run_one(label, suite, options, agent, roles, executor_args, Path(scratch))
+            extra = [*extra_args.get(label, []),
+                     *(extra_args.get(suite, []) if suite != label else [])]
+            options = [*options, *extra]
+            figure = run_one(label, suite, options, agent, roles, executor_args, scratch)
+            figure.plan_args = options[len(options) - len(extra):] if extra else []
             figures.append(figure)
             print(f"# {label} {agent}: {figure.episodes} episodes in {figure.wall_s} s",
                   file=sys.stderr, flush=True)
