@@ -13,13 +13,14 @@ average before and after, so a figure is never read without the load it ran unde
     python bench/whole_platform.py --all-roles --json platform-all.json
     python bench/whole_platform.py --executor ray --address 127.0.0.1:6379
     python bench/whole_platform.py --all-roles --suite-args "mad quantum=--seeds 0"
-    python bench/whole_platform.py --markdown-from platform.json --write-readme headline
+    python bench/whole_platform.py --write-readme
 
 `--suite-args LABEL=ARGS` adds `discoverygym run` arguments for one suite (a smaller
-plan: the figure then says so in its command); `--runs-dir DIR` keeps every run's
-records there (to compare records before and after a change); `--write-readme NAME`
-writes the table between README.md's `<!-- whole-platform:NAME:begin -->` and
-`<!-- whole-platform:NAME:end -->` markers.
+plan: the table then shows them beside the agent); `--runs-dir DIR` keeps every run's
+records there (to compare records before and after a change). `--write-readme`
+rewrites every table of README_TABLES between README.md's
+`<!-- whole-platform:NAME:begin -->` and `<!-- whole-platform:NAME:end -->` markers from
+its committed JSON files; `--check-readme` exits 1 if one differs.
 
 (Not `bench/platform.py`: a script's folder comes first on `sys.path`, so that name
 would hide the standard library's `platform` from every script in bench/.)
@@ -55,7 +56,18 @@ HEADLINE = [
     ("tpbench", "tpbench", [], "reference"),
     ("packages", "packages", [], "baseline"),
 ]
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+# README table name -> the committed --json files it is rendered from (several: side by side)
+README_TABLES = {
+    "headline-w2": ["bench/results/whole_platform_headline_w2.json"],
+    "headline-w1": ["bench/results/whole_platform_headline_w1.json"],
+    "quantum-w2": ["bench/results/whole_platform_quantum_w2.json"],
+    "all-roles": ["bench/results/whole_platform_all_roles_w2.json"],
+    "scale": ["bench/results/whole_platform_scale_w1.json",
+              "bench/results/whole_platform_scale_w2.json",
+              "bench/results/whole_platform_scale_ray2.json"],
+}
 SAMPLE_S = 0.2
 RUN_TIMEOUT_S = 3600
 
@@ -233,17 +245,20 @@ def setup(result: dict) -> str:
     return f"{result['executor']}{where}, {result['workers']} workers"
 
 
-def comparison(results: list[dict]) -> str:
-    """Wall seconds per suite, one column per run (how the figures scale)."""
+def comparison(results: list[dict], names: list[str]) -> str:
+    """Wall and CPU seconds per suite, one column per run, headed by its file's name (how
+    the figures scale, or what a change did)."""
     lines = ["| suite | agent | episodes | " + " | ".join(
-                 f"{setup(r)}: wall s (load {r['loadavg_before'][0]})" for r in results) + " |",
+                 f"`{name}`, {setup(r)}: wall s / CPU s (load {r['loadavg_before'][0]})"
+                 for r, name in zip(results, names, strict=True)) + " |",
              "|---|---|---|" + "---|" * len(results)]
     for i, f in enumerate(results[0]["suites"]):
-        cells = [f"{r['suites'][i]['wall_s']:.0f}" for r in results]
+        cells = [f"{r['suites'][i]['wall_s']:.0f} / {r['suites'][i]['cpu_s']:.0f}"
+                 for r in results]
         lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
                      + " | ".join(cells) + " |")
     lines.append("| **total** | | | " + " | ".join(
-        f"**{r['total_s']:.0f}**" for r in results) + " |")
+        f"**{r['total_s']:.0f}** / {r['total_cpu_s']:.0f}" for r in results) + " |")
     return "\n".join(lines)
 
 
@@ -259,15 +274,25 @@ def parse_suite_args(values: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def write_readme(readme: Path, name: str, text: str) -> None:
-    """Put `text` between the README's markers for `name` (which must be there)."""
-    begin, end = f"<!-- whole-platform:{name}:begin -->", f"<!-- whole-platform:{name}:end -->"
-    content = readme.read_text()
-    if content.count(begin) != 1 or content.count(end) != 1:
-        raise ValueError(f"{readme} needs one {begin} and one {end}")
-    head, rest = content.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+def render(paths: list[Path]) -> str:
+    """The markdown of one --json file, or of several side by side."""
+    results = [json.loads(path.read_text()) for path in paths]
+    if len(results) == 1:
+        return markdown(results[0])
+    return comparison(results, [path.stem.removeprefix("whole_platform_") for path in paths])
+
+
+def readme_with_tables(content: str) -> str:
+    """README text with every README_TABLES block rendered afresh from its JSON files."""
+    for name, files in README_TABLES.items():
+        begin = f"<!-- whole-platform:{name}:begin -->"
+        end = f"<!-- whole-platform:{name}:end -->"
+        if content.count(begin) != 1 or content.count(end) != 1:
+            raise ValueError(f"README.md needs one {begin} and one {end}")
+        head, rest = content.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        content = f"{head}{begin}\n{render([ROOT / f for f in files])}\n{end}{tail}"
+    return content
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,20 +314,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
                         help="print the markdown table of an earlier --json file (of "
                         "several: their wall times side by side) and exit")
-    parser.add_argument("--write-readme", metavar="NAME",
-                        help="with --markdown-from: also write the table into README.md "
-                        "between the whole-platform:NAME markers")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="rewrite README.md's tables (README_TABLES) from their JSON files")
+    parser.add_argument("--check-readme", action="store_true",
+                        help="exit 1 if a README table differs from its JSON files")
     args = parser.parse_args(argv)
     if args.markdown_from:
-        results = [json.loads(path.read_text()) for path in args.markdown_from]
-        text = markdown(results[0]) if len(results) == 1 else comparison(results)
-        print(text)
+        print(render(args.markdown_from))
+        return 0
+    if args.write_readme or args.check_readme:
+        content = README.read_text()
+        try:
+            fresh = readme_with_tables(content)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         if args.write_readme:
-            try:
-                write_readme(README, args.write_readme, text)
-            except ValueError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 1
+            README.write_text(fresh)
+        elif fresh != content:
+            print("error: README.md's whole-platform tables differ from their JSON files; "
+                  "run python bench/whole_platform.py --write-readme", file=sys.stderr)
+            return 1
         return 0
     try:
         extra_args = parse_suite_args(args.suite_args)
