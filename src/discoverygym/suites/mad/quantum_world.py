@@ -15,6 +15,7 @@ initial state evolved without measurements."""
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -485,6 +486,7 @@ class QuantumWorld(World):
 OUTCOME_POWERS = tuple(sorted({power for power, _ in LAWS.values()}))
 MARGINAL_CACHE_STATES = 256  # each 2 particles x 3 powers x 1024 floats: ~12 MB in all
 _MARGINALS: OrderedDict[bytes, dict[tuple[int, float], np.ndarray]] = OrderedDict()
+_MARGINALS_LOCK = threading.Lock()  # doors may score episodes from several threads
 
 
 def _state_key(packets: Packets, coupling: float, t: float) -> bytes:
@@ -505,7 +507,8 @@ def joint_region_probabilities(packets: Packets, coupling: float, born_power: fl
     for q in queries:
         t = float(q["t"])
         key = _state_key(packets, coupling, t)
-        entry = _MARGINALS.get(key)
+        with _MARGINALS_LOCK:
+            entry = _MARGINALS.get(key)
         if entry is None or (1, born_power) not in entry:
             if not built:
                 built.append(propagator())
@@ -515,10 +518,13 @@ def joint_region_probabilities(packets: Packets, coupling: float, born_power: fl
                 # what qs.marginal sums, for both particles at once
                 density = qs.joint_density(psi, power)
                 entry[(1, power)], entry[(2, power)] = density.sum(axis=1), density.sum(axis=0)
-            _MARGINALS[key] = entry
-            while len(_MARGINALS) > MARGINAL_CACHE_STATES:
-                _MARGINALS.popitem(last=False)
-        _MARGINALS.move_to_end(key)
+            with _MARGINALS_LOCK:
+                _MARGINALS[key] = entry
+                while len(_MARGINALS) > MARGINAL_CACHE_STATES:
+                    _MARGINALS.popitem(last=False)
+        with _MARGINALS_LOCK:
+            if key in _MARGINALS:
+                _MARGINALS.move_to_end(key)
         weights = grid.region_weights(*q["region"])
         out.append(float(np.dot(entry[(int(q["particle"]), born_power)], weights)))
     return np.array(out)
