@@ -11,7 +11,13 @@ Prints one JSON object:
 - the machine's CPU count and its load average before and after, so that figures
   taken while other work ran are labelled as such.
 
-Usage: .venv/bin/python bench/gravity.py [--repeats N] [--skip-run]"""
+With `--observe-only`: only the `observe` latency (one time per call), split by what
+the call checks: the whole call; without the bounds check on the arguments (depth, size,
+finite numbers: the defence against hostile input); without any argument check (bounds
+and JSON-Schema validation): the tool alone. p50 of wall time and of the thread's CPU
+time per call (the CPU figure is the one to read on a loaded machine).
+
+Usage: .venv/bin/python bench/gravity.py [--repeats N] [--skip-run] [--observe-only]"""
 
 from __future__ import annotations
 
@@ -45,7 +51,27 @@ def _build_all_worlds(cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _observe_latency_us(n_calls: int, per_call: int) -> dict[str, float]:
+def _observe_latency_us(n_calls: int, per_call: int, checks: str = "all") -> dict[str, float]:
+    """p50/p99 of `observe` through `Episode.call`; `checks` "all", "schema" (the bounds
+    check switched off) or "none" (no argument check: the tool alone), to show what each
+    check costs. Switching a check off is for this measurement only."""
+    import contextlib
+    from unittest import mock
+
+    import discoverygym.core.episode as episode_module
+    import discoverygym.core.tools as tools_module
+
+    with contextlib.ExitStack() as stack:
+        if checks in ("schema", "none"):
+            stack.enter_context(mock.patch.object(tools_module, "check_value",
+                                                  lambda *a, **k: None))
+        if checks == "none":
+            stack.enter_context(mock.patch.object(episode_module, "validate_arguments",
+                                                  lambda spec, args: dict(args)))
+        return _observe_latency(n_calls, per_call)
+
+
+def _observe_latency(n_calls: int, per_call: int) -> dict[str, float]:
     import numpy as np
 
     from discoverygym.core import get_suite
@@ -55,16 +81,18 @@ def _observe_latency_us(n_calls: int, per_call: int) -> dict[str, float]:
     view = episode.view()
     end = view.workspace()["window"][1]
     rng = np.random.default_rng(0)
-    latencies = []
+    latencies, cpu = [], []
     for _ in range(n_calls):
         times = [float(t) for t in rng.uniform(0.0, end, per_call)]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         result = view.call("observe", {"times": times})
+        cpu.append((time.thread_time() - start_cpu) * 1e6)
         latencies.append((time.perf_counter() - start) * 1e6)
         assert not result.is_error, result.text
     values = np.array(latencies)
     return {"p50_us": round(float(np.percentile(values, 50)), 1),
-            "p99_us": round(float(np.percentile(values, 99)), 1), "calls": n_calls}
+            "p99_us": round(float(np.percentile(values, 99)), 1),
+            "cpu_p50_us": round(float(np.percentile(cpu, 50)), 1), "calls": n_calls}
 
 
 def _full_run(repeats: int) -> dict:
@@ -92,8 +120,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-run", action="store_true", help="skip the 206-episode run")
+    parser.add_argument("--observe-only", action="store_true",
+                        help="only the observe latency, split by the checks it runs")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
+    if args.observe_only:
+        _observe_latency_us(200, 1)  # warm: imports, the world's cache, the validator
+        result = {"suite": "gravity", "observe_1_time_per_call": {
+            checks: _observe_latency_us(2000, 1, checks) for checks in ("all", "schema", "none")}}
+        result["machine"] = {"cpus": os.cpu_count(), "load_1m_before": round(load_before, 2),
+                             "load_1m_after": round(os.getloadavg()[0], 2)}
+        print(json.dumps(result, indent=2))
+        return
 
     cold, warm, imports, rows = [], [], [], 0
     with tempfile.TemporaryDirectory() as warm_cache:

@@ -12,6 +12,15 @@ average before and after, so a figure is never read without the load it ran unde
     python bench/whole_platform.py --workers 2 --json platform.json
     python bench/whole_platform.py --all-roles --json platform-all.json
     python bench/whole_platform.py --executor ray --address 127.0.0.1:6379
+    python bench/whole_platform.py --all-roles --suite-args "mad quantum=--seeds 0"
+    python bench/whole_platform.py --write-readme
+
+`--suite-args LABEL=ARGS` adds `discoverygym run` arguments for one suite (a smaller
+plan: the table then shows them beside the agent); `--runs-dir DIR` keeps every run's
+records there (to compare records before and after a change). `--write-readme`
+rewrites every table of README_TABLES between README.md's
+`<!-- whole-platform:NAME:begin -->` and `<!-- whole-platform:NAME:end -->` markers from
+its committed JSON files; `--check-readme` exits 1 if one differs.
 
 (Not `bench/platform.py`: a script's folder comes first on `sys.path`, so that name
 would hide the standard library's `platform` from every script in bench/.)
@@ -20,10 +29,12 @@ would hide the standard library's `platform` from every script in bench/.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,6 +56,18 @@ HEADLINE = [
     ("tpbench", "tpbench", [], "reference"),
     ("packages", "packages", [], "baseline"),
 ]
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+# README table name -> the committed --json files it is rendered from (several: side by side)
+README_TABLES = {
+    "headline-w2": ["bench/results/whole_platform_headline_w2.json"],
+    "headline-w1": ["bench/results/whole_platform_headline_w1.json"],
+    "quantum-w2": ["bench/results/whole_platform_quantum_w2.json"],
+    "all-roles": ["bench/results/whole_platform_all_roles_w2.json"],
+    "scale": ["bench/results/whole_platform_scale_w1.json",
+              "bench/results/whole_platform_scale_w2.json",
+              "bench/results/whole_platform_scale_ray2.json"],
+}
 SAMPLE_S = 0.2
 RUN_TIMEOUT_S = 3600
 
@@ -63,6 +86,7 @@ class Figure:
     passed: int = 0
     error: str | None = None
     roles: list[str] = field(default_factory=list)
+    plan_args: list[str] = field(default_factory=list)  # from --suite-args: a smaller plan
 
 
 def calibration_roles(suite: str) -> dict[str, list[str]]:
@@ -130,7 +154,7 @@ def children_cpu_s() -> float:
 
 def run_one(label: str, suite: str, options: list[str], agent: str, roles: list[str],
             executor_args: list[str], scratch: Path) -> Figure:
-    out = scratch / f"{suite}-{'-'.join(options) or 'default'}-{agent}"
+    out = scratch / f"{suite}-{'-'.join(o.lstrip('-') for o in options) or 'default'}-{agent}"
     cli = shutil.which("discoverygym") or str(Path(sys.executable).parent / "discoverygym")
     command = [cli, "run", suite, *options, "--agent", agent, *executor_args,
                "--out", str(out), "--quiet"]
@@ -207,7 +231,8 @@ def markdown(result: dict) -> str:
     ]
     for f in result["suites"]:
         error = f" (error: {f['error'][:60]})" if f.get("error") else ""
-        lines.append(f"| {f['label']} | `{f['agent']}`{error} | {f['episodes']} | "
+        plan = f" ({' '.join(f['plan_args'])})" if f.get("plan_args") else ""
+        lines.append(f"| {f['label']} | `{f['agent']}`{plan}{error} | {f['episodes']} | "
                      f"{f['wall_s']:.0f} | {f['episodes_per_s']:.2f} | {f['cpu_s']:.0f} | "
                      f"{f['peak_rss_mb']:.0f} |")
     lines.append(f"| **total** | | {sum(f['episodes'] for f in result['suites'])} | "
@@ -220,18 +245,54 @@ def setup(result: dict) -> str:
     return f"{result['executor']}{where}, {result['workers']} workers"
 
 
-def comparison(results: list[dict]) -> str:
-    """Wall seconds per suite, one column per run (how the figures scale)."""
+def comparison(results: list[dict], names: list[str]) -> str:
+    """Wall and CPU seconds per suite, one column per run, headed by its file's name (how
+    the figures scale, or what a change did)."""
     lines = ["| suite | agent | episodes | " + " | ".join(
-                 f"{setup(r)}: wall s (load {r['loadavg_before'][0]})" for r in results) + " |",
+                 f"`{name}`, {setup(r)}: wall s / CPU s (load {r['loadavg_before'][0]})"
+                 for r, name in zip(results, names, strict=True)) + " |",
              "|---|---|---|" + "---|" * len(results)]
     for i, f in enumerate(results[0]["suites"]):
-        cells = [f"{r['suites'][i]['wall_s']:.0f}" for r in results]
+        cells = [f"{r['suites'][i]['wall_s']:.0f} / {r['suites'][i]['cpu_s']:.0f}"
+                 for r in results]
         lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
                      + " | ".join(cells) + " |")
     lines.append("| **total** | | | " + " | ".join(
-        f"**{r['total_s']:.0f}**" for r in results) + " |")
+        f"**{r['total_s']:.0f}** / {r['total_cpu_s']:.0f}" for r in results) + " |")
     return "\n".join(lines)
+
+
+def parse_suite_args(values: list[str]) -> dict[str, list[str]]:
+    """{label: extra `discoverygym run` arguments} from `LABEL=ARGS` strings."""
+    out: dict[str, list[str]] = {}
+    for value in values:
+        label, sep, extra = value.partition("=")
+        if not sep or not label.strip():
+            raise ValueError(f"--suite-args wants LABEL=ARGS, e.g. 'mad quantum=--seeds 0'; "
+                             f"got {value!r}")
+        out.setdefault(label.strip(), []).extend(shlex.split(extra))
+    return out
+
+
+def render(paths: list[Path]) -> str:
+    """The markdown of one --json file, or of several side by side."""
+    results = [json.loads(path.read_text()) for path in paths]
+    if len(results) == 1:
+        return markdown(results[0])
+    return comparison(results, [path.stem.removeprefix("whole_platform_") for path in paths])
+
+
+def readme_with_tables(content: str) -> str:
+    """README text with every README_TABLES block rendered afresh from its JSON files."""
+    for name, files in README_TABLES.items():
+        begin = f"<!-- whole-platform:{name}:begin -->"
+        end = f"<!-- whole-platform:{name}:end -->"
+        if content.count(begin) != 1 or content.count(end) != 1:
+            raise ValueError(f"README.md needs one {begin} and one {end}")
+        head, rest = content.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        content = f"{head}{begin}\n{render([ROOT / f for f in files])}\n{end}{tail}"
+    return content
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,15 +304,43 @@ def main(argv: list[str] | None = None) -> int:
                         help="also every calibration role's agent of every suite")
     parser.add_argument("--suites", help="comma-separated labels or suites to run "
                         "(e.g. 'gravity,mad quantum'; default: all)")
+    parser.add_argument("--suite-args", action="append", default=[], metavar="LABEL=ARGS",
+                        help="extra `discoverygym run` arguments for one suite label or "
+                        "suite, e.g. 'mad quantum=--seeds 0' (repeatable)")
+    parser.add_argument("--runs-dir", type=Path,
+                        help="keep each run's directory (records) here (default: a "
+                        "temporary folder, removed)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
                         help="print the markdown table of an earlier --json file (of "
                         "several: their wall times side by side) and exit")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="rewrite README.md's tables (README_TABLES) from their JSON files")
+    parser.add_argument("--check-readme", action="store_true",
+                        help="exit 1 if a README table differs from its JSON files")
     args = parser.parse_args(argv)
     if args.markdown_from:
-        results = [json.loads(path.read_text()) for path in args.markdown_from]
-        print(markdown(results[0]) if len(results) == 1 else comparison(results))
+        print(render(args.markdown_from))
         return 0
+    if args.write_readme or args.check_readme:
+        content = README.read_text()
+        try:
+            fresh = readme_with_tables(content)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        if args.write_readme:
+            README.write_text(fresh)
+        elif fresh != content:
+            print("error: README.md's whole-platform tables differ from their JSON files; "
+                  "run python bench/whole_platform.py --write-readme", file=sys.stderr)
+            return 1
+        return 0
+    try:
+        extra_args = parse_suite_args(args.suite_args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
     plan = runs(args.all_roles)
     if args.suites:
@@ -276,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             "headline_total_s": round(sum(f.wall_s for f in headline), 2),
             "total_cpu_s": round(sum(f.cpu_s for f in figures), 2),
             "executor": args.executor, "workers": args.workers, "address": args.address,
-            "all_roles": args.all_roles,
+            "all_roles": args.all_roles, "suite_args": extra_args,
             "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
             "machine": machine(),
@@ -285,9 +374,18 @@ def main(argv: list[str] | None = None) -> int:
             "suites": [asdict(f) for f in figures],
         }
 
-    with tempfile.TemporaryDirectory(prefix="dg-platform-") as scratch:
+    with contextlib.ExitStack() as stack:
+        if args.runs_dir:
+            args.runs_dir.mkdir(parents=True, exist_ok=True)
+            scratch = args.runs_dir
+        else:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
         for label, suite, options, agent, roles in plan:
-            figure = run_one(label, suite, options, agent, roles, executor_args, Path(scratch))
+            extra = [*extra_args.get(label, []),
+                     *(extra_args.get(suite, []) if suite != label else [])]
+            options = [*options, *extra]
+            figure = run_one(label, suite, options, agent, roles, executor_args, scratch)
+            figure.plan_args = options[len(options) - len(extra):] if extra else []
             figures.append(figure)
             print(f"# {label} {agent}: {figure.episodes} episodes in {figure.wall_s} s",
                   file=sys.stderr, flush=True)

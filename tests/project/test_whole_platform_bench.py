@@ -45,3 +45,38 @@ def test_an_unknown_suite_is_one_line_and_exit_1():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip() == "error: no suite matches --suites 'nope'"
+
+
+def test_every_readme_table_is_the_command_output_of_its_committed_json():
+    """The README's whole-platform tables are written by `--write-readme` from the JSON
+    files in README_TABLES, never by hand: re-rendering them changes nothing."""
+    for files in whole_platform.README_TABLES.values():
+        assert all((ROOT / f).exists() for f in files), files
+    readme = (ROOT / "README.md").read_text()
+    assert whole_platform.readme_with_tables(readme) == readme
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check-readme"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_stale_readme_table_is_caught_and_rewritten(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    name, files = next(iter(whole_platform.README_TABLES.items()))
+    readme.write_text(f"intro\n<!-- whole-platform:{name}:begin -->\n| typed by hand |\n"
+                      f"<!-- whole-platform:{name}:end -->\nafter\n")
+    monkeypatch.setattr(whole_platform, "README_TABLES", {name: files})
+    monkeypatch.setattr(whole_platform, "README", readme)
+    assert whole_platform.main(["--check-readme"]) == 1
+    assert whole_platform.main(["--write-readme"]) == 0
+    text = readme.read_text()
+    assert "typed by hand" not in text and text.startswith("intro\n") and text.endswith("after\n")
+    assert whole_platform.render([ROOT / f for f in files]) in text
+    assert whole_platform.main(["--check-readme"]) == 0
+
+
+def test_suite_args_are_label_then_arguments():
+    assert whole_platform.parse_suite_args(["mad quantum=--seeds 0", "stargazer=--tasks a,b"]) \
+        == {"mad quantum": ["--seeds", "0"], "stargazer": ["--tasks", "a,b"]}
+    done = subprocess.run([sys.executable, str(SCRIPT), "--suite-args", "no-equals-sign"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1

@@ -160,3 +160,31 @@ def test_given_and_hidden_initial_state():
         agents.QuantumSchrodinger().solve(ep.view())
     with pytest.raises(ValueError, match="initial_state"):
         qw.QuantumWorld(seed=0, law="normal", initial_state="known")
+
+
+def test_shared_marginals_give_the_states_probabilities_to_the_bit_and_evolve_once():
+    """The scorer's truth of an entangled law is the normal-law episode's forecast of it:
+    the shared marginals answer both from one evolution, and give what the joint state
+    itself gives (qs.joint_forecast), bit for bit."""
+    qw._MARGINALS.clear()
+    normal = qw.QuantumWorld(seed=4, law="normal", protocol="discovery")
+    forecast = normal.law_forecast(*qw.LAWS["lambda5"])
+    systems = (qw.cached_eigensystem(normal.packets.masses[0]),
+               qw.cached_eigensystem(normal.packets.masses[1]))
+    direct = qs.joint_forecast(systems, qw.QuantumWorld(seed=4, law="lambda5").initial_state(),
+                               2.0, normal.grid, normal.queries())
+    assert forecast.tobytes() == direct.tobytes()
+
+    entangled = qw.QuantumWorld(seed=4, law="lambda5", protocol="discovery")
+    evolved = []
+    original = entangled.propagator
+    entangled.propagator = lambda: evolved.append(1) or original()  # type: ignore[method-assign]
+    assert entangled.truth_at_queries().tobytes() == direct.tobytes()
+    assert evolved == []  # answered from the forecast's evolution
+    # keyed by what fixes the state: another seed's, coupling's or time's is not this one
+    t = normal.queries()[0]["t"]
+    assert qw._state_key(normal.packets, 5.0, t) in qw._MARGINALS
+    other = qw.QuantumWorld(seed=5, law="lambda5").packets
+    assert all(key not in qw._MARGINALS for key in (
+        qw._state_key(other, 5.0, t), qw._state_key(normal.packets, 15.0, t),
+        qw._state_key(normal.packets, 5.0, t + 1e-3)))
