@@ -5,7 +5,7 @@ README under src/. A block that starts with `def NAME(` quotes a function of the
 (a suite README quoting its scoring rule): it must be that function's source, verbatim,
 so the README and the code cannot disagree on a rule. Every other block runs as written
 in a fresh interpreter from an empty folder and must exit 0 leaving nothing behind.
-docs/doors.md's blocks start servers and clients; tests/test_doors_doc.py (MCP,
+docs/doors.md's blocks start servers and clients; tests/doors/test_doors_doc.py (MCP,
 Gymnasium) and tests/test_openenv_door.py (OpenEnv, in its own environment) run those,
 and the last test here checks that they are all of that file's python blocks."""
 
@@ -88,6 +88,6 @@ def test_every_python_block_of_doors_md_is_run_by_a_door_test():
                 for _ in grab_code_blocks(section, lang="python")]
     assert len(headings) == len(grab_code_blocks(text, lang="python")) == 3
     assert all(h.startswith(("MCP", "Gymnasium", "OpenEnv")) for h in headings), headings
-    tests = (ROOT / "tests" / "test_doors_doc.py").read_text()
+    tests = (ROOT / "tests" / "doors" / "test_doors_doc.py").read_text()
     assert '_blocks("MCP", "python")' in tests and '_blocks("Gymnasium", "python")' in tests
-    assert '"docs" / "doors.md"' in (ROOT / "tests" / "test_openenv_door.py").read_text()
+    assert '"docs" / "doors.md"' in (ROOT / "tests" / "doors" / "openenv" / "test_openenv_door.py").read_text()

@@ -45,7 +45,7 @@ def test_inspect_records_the_python_call(tmp_path):
     pytest.importorskip("inspect_ai")
     from discoverygym.doors.inspect.model_run import run_model
 
-    result = run_model("toy", get_suite("toy").plan(n=1), model="discoverygym/expert",
+    result = run_model("toy", get_suite("toy").episodes([0]), model="discoverygym/expert",
                        out_dir=tmp_path / "run")
     [record] = result.records
     [entry] = _python_entries(record)
