@@ -32,7 +32,7 @@ PYTHON = [("python", json.dumps({"code": "print(6 * 7)"})),
 
 def parity_steps(replies: list[str]) -> tuple[str, dict[str, Any]] | None:
     """The parity policy's next call after `replies`, or None once it has submitted."""
-    from test_door_parity import policy
+    from door_parity_policy import policy
 
     steps = policy()
     step = next(steps)

@@ -1,6 +1,6 @@
 """The README's door parity table, produced by the parity tests themselves.
 
-One scripted policy (tests/test_door_parity.py: a call our tool refuses, one of the wrong
+One scripted policy (tests/doors/test_door_parity.py: a call our tool refuses, one of the wrong
 type, a bisection, a submit) is played on the toy suite's first episode through every door.
 Each door's test asserts that its record equals the one the agent view leaves; run with
 DISCOVERYGYM_PARITY_OUT set, each also writes its row. This script runs those tests, each
@@ -30,12 +30,12 @@ FIELDS = ("answer", "passed", "score", "observations", "submissions", "tool_call
           "tool_errors")
 # (environment, test node, doors it reports, make target that builds the environment)
 RUNS = (
-    (".venv", "tests/test_door_parity.py", ("agent view", "gym", "mcp", "inspect"),
+    (".venv", "tests/doors/test_door_parity.py", ("agent view", "gym", "mcp", "inspect"),
      "make install-dev"),
-    (".venv-openenv", "tests/test_openenv_door.py::"
+    (".venv-openenv", "tests/doors/openenv/test_openenv_door.py::"
      "test_the_parity_policy_leaves_the_same_record_as_every_other_door", ("openenv",),
      "make test-openenv"),
-    (".venv-rl", "tests/test_verifiers_rollout.py::"
+    (".venv-rl", "tests/doors/verifiers/test_verifiers_rollout.py::"
      "test_the_parity_policy_through_verifiers_leaves_the_record_of_every_door",
      ("runner", "verifiers"), "make test-rl"),
 )

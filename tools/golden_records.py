@@ -8,7 +8,7 @@ It plays in its own process with one BLAS thread and an empty cache (see
 `_fresh_process_settings`), so the records do not depend on the machine's cores or on
 what an earlier run left in the cache.
 
-tests/test_golden_records.py plays the same sample and compares it with the committed
+tests/project/test_golden_records.py plays the same sample and compares it with the committed
 file. Regenerate the file only for a change of behaviour that is meant, and say in the
 commit which records changed and why.
 

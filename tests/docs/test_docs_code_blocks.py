@@ -6,7 +6,7 @@ README under src/. A block that starts with `def NAME(` quotes a function of the
 so the README and the code cannot disagree on a rule. Every other block runs as written
 in a fresh interpreter from an empty folder and must exit 0 leaving nothing behind.
 docs/doors.md's blocks start servers and clients; tests/doors/test_doors_doc.py (MCP,
-Gymnasium) and tests/test_openenv_door.py (OpenEnv, in its own environment) run those,
+Gymnasium) and tests/doors/openenv/test_openenv_door.py (OpenEnv, in its own environment) run those,
 and the last test here checks that they are all of that file's python blocks."""
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def test_gymnasium_prompt_names_only_its_tools(suite):
 
 def test_openenv_prompt_names_only_its_tools():
     """OpenEnv offers the episode's tools only: its reset text is this prompt
-    (tests/test_openenv_door.py plays the door itself in .venv-openenv)."""
+    (tests/doors/openenv/test_openenv_door.py plays the door itself in .venv-openenv)."""
     for suite in SUITES:
         episode = _first_spec(suite).build()
         tools = {s.name for s in episode.tool_specs()}

@@ -28,7 +28,6 @@ pytest.importorskip("openenv", reason="openenv is not installed here (it needs m
                     "so it has its own environment: make test-openenv)")
 
 from openenv import GenericEnvClient  # noqa: E402
-from test_door_parity import SEED, _direct, _summary, drive, report  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
@@ -42,6 +41,7 @@ from discoverygym.doors.openenv.server import (  # noqa: E402
     EpisodeDraws,
     RecordSink,
 )
+from door_parity_policy import SEED, _direct, _summary, drive, report  # noqa: E402
 
 toy_suite.install()
 

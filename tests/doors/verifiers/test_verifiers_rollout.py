@@ -24,11 +24,10 @@ from testpaths import TESTS
 
 pytest.importorskip("verifiers.v1")
 
-from test_door_parity import FIELDS, USAGE, _direct, drive, report  # noqa: E402
-
 import toy_suite  # noqa: E402
 from discoverygym.core import get_suite, register_agents  # noqa: E402
 from discoverygym.run import run_episodes  # noqa: E402
+from door_parity_policy import FIELDS, USAGE, _direct, drive, report  # noqa: E402
 from fake_chat_server import FakeChat  # noqa: E402
 
 pytestmark = pytest.mark.slow

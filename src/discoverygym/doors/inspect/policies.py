@@ -61,7 +61,7 @@ def expert(ctx: Context) -> Generator[Step, list[Reply], None]:
 
 
 def parity(ctx: Context) -> Generator[Step, list[Reply], None]:
-    """The toy suite's door-parity script, the same on every door (tests/test_door_parity.py):
+    """The toy suite's door-parity script, the same on every door (tests/doors/test_door_parity.py):
     a probe out of range, a probe of the wrong type, eight bisecting probes, a submit."""
     yield tool("probe", x=500.0)
     yield tool("probe", x="not a number")

@@ -1,6 +1,6 @@
 """Reference answers to `describe_law`, as Python source: normal physics and the true
 law of a world. They are the law score's baselines (normal physics scores ~0 in every
-altered world, the true law ~1 in every world; `tests/test_mad_law_rollout.py`,
+altered world, the true law ~1 in every world; `tests/suites/mad/test_mad_law_rollout.py`,
 `bench/mad_law_rollout.py --table`) and what a privileged oracle would describe. The
 true source is built from the world's hidden law: never show it to an agent."""
 

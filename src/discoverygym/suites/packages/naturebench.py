@@ -14,7 +14,7 @@ and returns the leaderboard figures by their published rules (`naturebench_figur
 Score Rate, Completion Rate, Match- and Surpass-SOTA, mean and median g over all tasks
 with invalid and unscored ones at -1, median g over valid tasks, the distribution, the
 same per domain). Their `validate_submission.py` accepts the folder and their
-`compute_scores.py` gives the same figures (tests/test_packages_naturebench_submission.py
+`compute_scores.py` gives the same figures (tests/suites/packages/test_packages_naturebench_submission.py
 runs both). Facts (column names, rules, formulas) come from their SUBMISSION_SPEC.md and
 compute_scores.py; no code is copied."""
 

@@ -282,7 +282,7 @@ class Problem:
     def fingerprint(self) -> str:
         """A hash of everything a solver or the verifier sees (statement, requirements,
         reference, arguments, tests, tolerance, limits). A change to it must come with a
-        version bump; `tests/test_tpbench_suite.py` enforces that for the shipped set."""
+        version bump; `tests/suites/tpbench/test_tpbench_suite.py` enforces that for the shipped set."""
         import hashlib
 
         payload = json.dumps({
