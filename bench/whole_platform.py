@@ -46,6 +46,8 @@ from pathlib import Path
 
 import psutil
 
+from discoverygym.report.markers import replace_block
+
 # (label, suite, suite options, headline agent): the README's baselines table.
 HEADLINE = [
     ("gravity", "gravity", [], "expert-adaptive"),
@@ -285,13 +287,8 @@ def render(paths: list[Path]) -> str:
 def readme_with_tables(content: str) -> str:
     """README text with every README_TABLES block rendered afresh from its JSON files."""
     for name, files in README_TABLES.items():
-        begin = f"<!-- whole-platform:{name}:begin -->"
-        end = f"<!-- whole-platform:{name}:end -->"
-        if content.count(begin) != 1 or content.count(end) != 1:
-            raise ValueError(f"README.md needs one {begin} and one {end}")
-        head, rest = content.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        content = f"{head}{begin}\n{render([ROOT / f for f in files])}\n{end}{tail}"
+        content = replace_block(content, f"whole-platform:{name}",
+                                render([ROOT / f for f in files]))
     return content
 
 

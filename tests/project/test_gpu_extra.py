@@ -1,9 +1,11 @@
 """The GPU path is installable and never needed: the `[gpu]` extra pins JAX's CUDA
 wheels within bounds and stays out of `[all]`, and the prepared GPU benchmark runs on
-a machine without a GPU (CPU figures only, saying so)."""
+a machine without a GPU (CPU figures only, saying so); the README's GPU table is the
+one the measured JSON gives."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from testpaths import REPO
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 ROOT = REPO
+SCRIPT = ROOT / "bench" / "mad_fluid_gpu.py"
 
 
 def _extras() -> dict[str, list[str]]:
@@ -46,3 +49,36 @@ def test_gpu_benchmark_runs_without_a_gpu(tmp_path):
         assert "gpu" not in row and "no GPU" in result["note"]
     else:
         assert row["cpu_over_gpu"] > 0
+
+
+def _gpu_bench():
+    pytest.importorskip("jax")
+    spec = importlib.util.spec_from_file_location("mad_fluid_gpu", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_gpu_table_is_the_command_output_of_its_committed_json():
+    """The GPU figures in the README are written from the measured JSON, never typed."""
+    bench = _gpu_bench()
+    results = [json.loads((ROOT / f).read_text()) for f in bench.README_TABLE]
+    assert all(r["gpu"] and "H100" in r["gpu"] for r in results)
+    for result in results:  # the same physics on both devices: round-off apart
+        for row in result["sizes"].values():
+            assert row["gpu_vs_cpu_max_rel_diff"] < 1e-12
+    assert bench.main(["--check-readme"]) == 0
+
+
+def test_a_stale_gpu_table_is_caught_and_rewritten(tmp_path, monkeypatch):
+    bench = _gpu_bench()
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- fluid-gpu:begin -->\n| typed by hand |\n"
+                      "<!-- fluid-gpu:end -->\nafter\n")
+    monkeypatch.setattr(bench, "README", readme)
+    assert bench.main(["--check-readme"]) == 1
+    assert bench.main(["--write-readme"]) == 0
+    text = readme.read_text()
+    assert "typed by hand" not in text and "| 512² | 229 |" in text
+    assert text.startswith("intro\n") and text.endswith("after\n")
+    assert bench.main(["--check-readme"]) == 0
