@@ -180,3 +180,13 @@ def _toy_app():
 
 toy_app = _toy_app()
 register()  # importing this module as a plugin registers it
+
+
+def pid_after(seconds: float) -> int:
+    """A job for executor tests: the worker's process id, after a short sleep (so that
+    a pool with several workers would spread such jobs over them)."""
+    import os
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()

@@ -114,3 +114,37 @@ def test_process_workers_share_the_cores_for_blas_threads(monkeypatch):
     share = str(max(1, (os.cpu_count() or 1) // 2))
     assert [got[i] for i in range(3)] == [share, share, "7"]
     assert all(name not in os.environ for name in THREAD_VARS[:2])  # the driver's is untouched
+
+
+def test_units_bundle_jobs_by_label_in_order_of_first_appearance():
+    from discoverygym.run.executors import units_of
+
+    assert units_of(5, ["a", None, "b", "a", None]) == [[0, 3], [1], [2], [4]]
+    assert units_of(3, None) == [[0], [1], [2]]
+
+
+def test_a_group_runs_on_one_worker_and_a_failing_job_fails_alone():
+    """Jobs of one label share a worker (its per-process caches); without the grouping,
+    two workers would split these sleeping jobs between them."""
+    from discoverygym.run.executors import run_process
+
+    jobs = [(toy_suite.pid_after, (0.2,))] * 8 + [(int, ("not a number",))]
+    groups = ["a", "b"] * 4 + ["a"]
+    got = dict(run_process(jobs, workers=2, groups=groups))
+    assert sorted(got) == list(range(9))
+    assert isinstance(got[8], ValueError)  # its group's other results still came back
+    assert len({got[i] for i in range(0, 8, 2)}) == 1  # every "a" in one process
+    assert len({got[i] for i in range(1, 8, 2)}) == 1
+
+
+def test_mad_quantum_shares_a_seed_and_other_worlds_share_nothing():
+    from discoverygym.run.runner import shared_work_groups
+
+    quantum = get_suite("mad").episodes([0, 1], world="quantum")
+    labels = shared_work_groups(quantum)
+    assert set(labels) == {"quantum seed 0", "quantum seed 1"}
+    assert all(label == f"quantum seed {s.seed}" for s, label in zip(quantum, labels,
+                                                                        strict=True))
+    classical = get_suite("mad").episodes([0], world="classical")
+    assert set(shared_work_groups(classical)) == {None}
+    assert set(shared_work_groups(get_suite("toy").episodes([0, 1]))) == {None}

@@ -187,6 +187,14 @@ class Suite(ABC):
         tools served live. Default: no."""
         return False
 
+    def shared_work(self, spec: EpisodeSpec) -> str | None:
+        """A label naming the episodes that reuse one another's work inside one process
+        (a per-process cache the first fills and the others read). The process executor
+        plays the episodes of one label one after another on one worker, so that work is
+        done once instead of once per worker; records do not change. Default: None, no
+        such sharing."""
+        return None
+
     def default_episodes(self) -> list[EpisodeSpec]:
         """The canonical episode set, as counted by `discoverygym list`: the default plan
         on the default seeds."""

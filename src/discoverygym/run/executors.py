@@ -16,7 +16,9 @@ from .job import Job
 from .lifeline import bind_to_driver
 
 
-def run_serial(jobs: Sequence[Job], workers: int = 1) -> Iterator[tuple[int, Any]]:
+def run_serial(jobs: Sequence[Job], workers: int = 1,
+               groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
+    """One job after another in this process (where every group shares it anyway)."""
     for i, (fn, args) in enumerate(jobs):
         try:
             yield i, fn(*args)
@@ -44,9 +46,41 @@ def worker_thread_budget(workers: int) -> Iterator[None]:
             os.environ.pop(name, None)
 
 
-def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, Any]]:
+def play_group(members: Sequence[Job]) -> list[tuple[bool, Any]]:
+    """Run jobs one after another in one worker: (True, result) or (False, exception)
+    for each, so one failing job does not take its group's other results with it."""
+    out: list[tuple[bool, Any]] = []
+    for fn, args in members:
+        try:
+            out.append((True, fn(*args)))
+        except Exception as exc:  # noqa: BLE001 - reported per job by the driver
+            out.append((False, exc))
+    return out
+
+
+def units_of(n_jobs: int, groups: Sequence[str | None] | None) -> list[list[int]]:
+    """Job indices bundled by group label, in order of first appearance; a job without
+    a label is a unit of its own."""
+    units: list[list[int]] = []
+    by_label: dict[str, list[int]] = {}
+    for i in range(n_jobs):
+        label = groups[i] if groups is not None else None
+        if label is None:
+            units.append([i])
+        elif label in by_label:
+            by_label[label].append(i)
+        else:
+            by_label[label] = [i]
+            units.append(by_label[label])
+    return units
+
+
+def run_process(jobs: Sequence[Job], workers: int = 2,
+                groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
     """A process pool. `spawn` keeps workers free of the driver's state (JAX and
-    forked threads do not mix)."""
+    forked threads do not mix). Jobs that share a `groups` label (see
+    `Suite.shared_work`) run one after another on one worker; a lost worker fails every
+    job of its unit, each with its own record."""
     if not jobs:
         return
     ctx = multiprocessing.get_context("spawn")
@@ -55,15 +89,21 @@ def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, An
     finished_normally = False
     try:
         with worker_thread_budget(workers):  # workers start on the first submits
-            pending = {pool.submit(fn, *args): i for i, (fn, args) in enumerate(jobs)}
+            pending = {_submit(pool, jobs, unit): unit for unit in units_of(len(jobs), groups)}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                i = pending.pop(future)
+                unit = pending.pop(future)
                 try:
-                    yield i, future.result()
-                except Exception as exc:  # noqa: BLE001
-                    yield i, exc
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - e.g. the worker died
+                    yield from ((i, exc) for i in unit)
+                    continue
+                if len(unit) == 1:
+                    yield unit[0], outcome
+                else:
+                    yield from ((i, result) for i, (_, result) in zip(unit, outcome,
+                                                                      strict=True))
         finished_normally = True
     finally:
         if finished_normally:
@@ -72,6 +112,13 @@ def run_process(jobs: Sequence[Job], workers: int = 2) -> Iterator[tuple[int, An
             for process in list(getattr(pool, "_processes", {}).values()):
                 process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _submit(pool: ProcessPoolExecutor, jobs: Sequence[Job], unit: list[int]) -> Any:
+    if len(unit) == 1:
+        fn, args = jobs[unit[0]]
+        return pool.submit(fn, *args)
+    return pool.submit(play_group, [jobs[i] for i in unit])
 
 
 EXECUTORS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {

@@ -33,7 +33,11 @@ SHUTDOWN_WAIT_S = 10.0
 
 
 def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None,
-            no_cpu_timeout_s: float = NO_CPU_TIMEOUT_S) -> Iterator[tuple[int, Any]]:
+            no_cpu_timeout_s: float = NO_CPU_TIMEOUT_S,
+            groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
+    # `groups` (episodes sharing a per-process cache) is not honoured here: Ray places
+    # each task where it likes, so a group's shared work is redone per worker (records
+    # are the same either way), and one task per job keeps node-loss recovery per record.
     import ray
 
     if not jobs:

@@ -11,7 +11,7 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import __version__
-from ..core import EpisodeSpec
+from ..core import EpisodeSpec, get_suite
 from ..core.record import EpisodeRecord, Usage
 from .episode_worker import play_scripted
 from .executors import ExecutorLost, get_executor
@@ -69,6 +69,7 @@ def run_episodes(
     check_resumed_key(run_dir, specs)
     # to_job carries a keyed spec's key to the worker (pickled, never written down)
     jobs = [(job, (s.to_job(), *job_args)) for s in todo]
+    groups = shared_work_groups(todo)
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
@@ -79,7 +80,8 @@ def run_episodes(
     try:
         with progress, run_dir.writer() as writer:
             bar = progress.add_task(f"{who or agent}", total=len(jobs))
-            for i, result in execute(jobs, workers=workers, **(executor_options or {})):
+            for i, result in execute(jobs, workers=workers, groups=groups,
+                                     **(executor_options or {})):
                 if isinstance(result, Exception):
                     reason = f"{type(result).__name__}: {str(result)[:500]}"
                     failures.append(f"{todo[i].task_id} seed={todo[i].seed}: {reason}")
@@ -100,6 +102,17 @@ def run_episodes(
                                       n_infrastructure_failures=len(failures), **extra)
     return RunResult(run_dir.path, records, summary, len(new_records), failures, interrupted,
                      stopped)
+
+
+def shared_work_groups(specs: Sequence[EpisodeSpec]) -> list[str | None]:
+    """Each episode's `Suite.shared_work` label (None where its suite shares nothing)."""
+    suites: dict[str, Any] = {}
+    labels: list[str | None] = []
+    for spec in specs:
+        if spec.suite not in suites:
+            suites[spec.suite] = get_suite(spec.suite)
+        labels.append(suites[spec.suite].shared_work(spec))
+    return labels
 
 
 def infrastructure_failure_record(spec: EpisodeSpec, reason: str,

@@ -169,6 +169,13 @@ class MadSuite(Suite):
     def default_episodes(self) -> list[EpisodeSpec]:
         return self.episodes(world="classical")
 
+    def shared_work(self, spec: EpisodeSpec) -> str | None:
+        # A quantum seed's laws score against the same joint states, whose marginals
+        # each process evolves once (quantum_world's marginal cache): one worker per seed.
+        if spec.task_id.partition("-")[0] == "quantum":
+            return f"quantum seed {spec.seed}"
+        return None
+
     def report_sections(self, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
         """Error per task, predicted vs true states (classical: positions per episode;
         other worlds: a scatter), and estimate vs truth for parameter inference."""
