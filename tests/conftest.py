@@ -7,6 +7,13 @@ import os
 
 import pytest
 
+# pytest-xdist starts its workers with COLUMNS and LINES set (80 x 24 without a terminal);
+# Rich fixes a console's width from COLUMNS when the console is made, at import, so the
+# tests that choose a width through CliRunner's env would depend on the lane they run in.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from discoverygym.core import EpisodeSpec, get_suite, paths
+from discoverygym.doors.harbor.attacks import DETACH_AND_FORGE
 from discoverygym.doors.harbor.verify import close_logs, score
 from discoverygym.sandbox import (
     LEVELS,
@@ -34,7 +35,9 @@ from discoverygym.sandbox import (
     seal,
     strength,
 )
+from discoverygym.sandbox.attacks import LIST_FDS, host_files
 from discoverygym.sandbox.isolation import LEVEL_ENV, _level_works, processes_of_uid
+from discoverygym.suites.tpbench.attacks import STEAL_REFERENCE
 from discoverygym.suites.tpbench.execute import MINIMUM_ISOLATION
 
 WORKING = [lvl for lvl in LEVELS if _level_works(lvl, sys.executable)]
@@ -66,36 +69,14 @@ def _problem_text() -> tuple[str, str]:
     return ws["function_name"], ", ".join(ws["argument_names"])
 
 
-# The cheat of the issue: find the problem's YAML in the installed package, define its
-# reference and return what it returns.
-STEAL_REFERENCE = '''
-import glob, os, sys
-_ns = {}
-def _steal():
-    roots = [PKG] + glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages",
-                                           "discoverygym"))
-    for root in roots:
-        for path in glob.glob(os.path.join(root, "suites", "tpbench", "problems", "*.yaml")):
-            text = open(path).read()
-            if "def FUNCTION(" not in text:
-                continue
-            lines = []
-            for line in text.split("reference: |\\n", 1)[1].splitlines():
-                if line and not line.startswith("  "):
-                    break
-                lines.append(line[2:])
-            exec("\\n".join(lines), _ns)
-            return _ns["FUNCTION"]
-    raise PermissionError("no reference readable")
-def FUNCTION(ARGS):
-    return _steal()(ARGS)
-'''
+# The cheat of the issue (the audit's own script, played here through every door): find
+# the problem's YAML in the installed package, define its reference, return its value.
 
 
 def _cheat() -> str:
-    function, args = _problem_text()
+    function, _ = _problem_text()
     return (STEAL_REFERENCE.replace("PKG", repr(str(paths.package_dir())))
-            .replace("FUNCTION", function).replace("ARGS", args))
+            .replace("FUNCTION", function))
 
 
 def _submit(code: str):
@@ -156,42 +137,27 @@ def test_below_the_minimum_nothing_runs(tmp_path, monkeypatch):
 
 
 # ---- the Harbor verifier: the reward is written last, where the answer cannot -------------
-DETACH_AND_FORGE = '''
-import os, time
-def FUNCTION(ARGS):
-    return 0.0
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(1.5)
-        for name in ("reward.json", "record.json"):
-            try:
-                with open(os.path.join(LOGS, name), "w") as fh:
-                    fh.write('{"reward": 1.0, "FORGED": true}')
-            except OSError:
-                pass
-    os._exit(0)
-'''
+# The forger is the Harbor audit's own script (DETACH_AND_FORGE): when the answer is
+# loaded it leaves a process behind that rewrites the reward after scoring.
 
 
 def _harbor_root(tmp_path: Path, code: str) -> tuple[dict, Path, Path]:
+    """A Harbor trial's folders holding a written answer that runs `code` when loaded."""
     root, logs = tmp_path / "root", tmp_path / "logs"
     (root / "app").mkdir(parents=True)
-    (root / "app" / "answer.json").write_text(json.dumps(
-        {"solution": f"```python\n{code}\n```\n"}))
+    spec = EpisodeSpec("tpbench", PROBLEM, 0, {})
+    answer = get_suite("tpbench").audit_code_answer(spec, code)
+    (root / "app" / "answer.json").write_text(json.dumps(answer))
     logs.mkdir()
     os.chmod(logs, 0o777)  # how Harbor may hand it over
-    conf = {"spec": EpisodeSpec("tpbench", PROBLEM, 0, {}).to_dict(),
-            "answer": "/app/answer.json", "outputs": [], "logs": str(logs)}
+    conf = {"spec": spec.to_dict(), "answer": "/app/answer.json", "outputs": [],
+            "logs": str(logs)}
     return conf, root, logs
 
 
 def test_a_detached_process_cannot_rewrite_the_reward(level, open_tmp):
     tmp_path = open_tmp
-    function, args = _problem_text()
-    logs_dir = tmp_path / "logs"
-    code = (DETACH_AND_FORGE.replace("FUNCTION", function).replace("ARGS", args)
-            .replace("LOGS", repr(str(logs_dir))))
+    code = DETACH_AND_FORGE.replace("LOGS", repr(str(tmp_path / "logs")))
     conf, root, logs = _harbor_root(tmp_path, code)
     record = score(conf, root=root)
     time.sleep(2.5)  # past the forger's wake-up
@@ -212,8 +178,7 @@ def test_the_forger_would_succeed_without_the_defences(open_tmp, monkeypatch):
     logs = open_tmp / "logs"
     logs.mkdir()
     os.chmod(logs, 0o777)
-    code = (DETACH_AND_FORGE.replace("FUNCTION", "f").replace("ARGS", "x")
-            .replace("LOGS", repr(str(logs))))
+    code = DETACH_AND_FORGE.replace("LOGS", repr(str(logs)))
     run_isolated(code, config=SandboxConfig(preload={}))
     time.sleep(2.5)
     assert "FORGED" in (logs / "reward.json").read_text()
@@ -234,36 +199,14 @@ def test_the_closed_verifier_folder_refuses_another_uid(open_tmp):
 
 
 # ---- no inherited descriptors; logs read with a bound ----------------------------------
-LIST_FDS = """
-import os
-for fd in sorted(os.listdir("/proc/self/fd"), key=int):
-    try:
-        print(fd, os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:
-        pass
-"""
-
-
-def _host_files(listing: str) -> list[str]:
-    """The descriptors in a /proc/self/fd listing that name a file of the host's (not a
-    pipe, /dev/null, or the sandbox's own deleted capture files in its tmp)."""
-    out = []
-    for line in listing.splitlines():
-        fd, _, target = line.partition(" ")
-        if target.startswith(("pipe:", "anon_inode:")) or target == "/dev/null":
-            continue
-        if target.endswith("(deleted)") and "/tmp/" in target:
-            continue
-        if target.startswith("/proc/"):
-            continue  # the listing's own directory
-        out.append(line)
-    return out
+# LIST_FDS and host_files are the sandbox audit's own: the script prints each descriptor
+# and what it names, host_files keeps those that name a file of the host's.
 
 
 def test_the_interpreter_holds_no_host_file_and_its_log_is_bounded(level):
     with Interpreter(config=SandboxConfig(time_limit_s=30)) as py:
         listing = py.execute(LIST_FDS).stdout
-        assert _host_files(listing) == [], listing
+        assert host_files(listing) == [], listing
         # write 64 MiB on every descriptor beyond the interpreter's own (before: fd 5
         # and 6 were the host's sandbox.log)
         flood = py.execute("""
@@ -290,7 +233,7 @@ print("done")
 def test_a_one_shot_run_holds_no_host_file_and_its_output_is_bounded(level):
     result = run_isolated(LIST_FDS, config=SandboxConfig(preload={}))
     assert result.isolation == level
-    assert _host_files(result.stdout.decode()) == [], result.stdout
+    assert host_files(result.stdout.decode()) == [], result.stdout
     started = time.monotonic()
     flood = run_isolated("import os\nchunk = b'y' * (1 << 20)\n"
                          "for _ in range(200):\n    os.write(1, chunk)\n    os.write(2, chunk)\n",
