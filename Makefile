@@ -48,7 +48,7 @@ harbor-venv:
 
 # pytest exits 5 when it collects nothing; that is not a failure of the build.
 # Tests run in TEST_WORKERS processes (pytest-xdist, in [dev]); TEST_WORKERS=0 runs them
-# in one. Two workers take the main suite from 23 to 16 minutes on 2 cores.
+# in one (README "Tests" gives the times measured with each).
 TEST_WORKERS ?= 2
 XDIST = $$($(BIN)/python -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS)")
 test: install-dev system-deps harbor-venv

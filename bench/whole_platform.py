@@ -65,6 +65,8 @@ README_TABLES = {
     "headline-w2": ["bench/results/whole_platform_headline_w2.json"],
     "headline-w1": ["bench/results/whole_platform_headline_w1.json"],
     "quantum-w2": ["bench/results/whole_platform_quantum_w2.json"],
+    "quantum-grouping": ["bench/results/whole_platform_quantum_grouping_before.json",
+                         "bench/results/whole_platform_quantum_grouping_after.json"],
     "all-roles": ["bench/results/whole_platform_all_roles_w2.json"],
     "scale": ["bench/results/whole_platform_scale_w1.json",
               "bench/results/whole_platform_scale_w2.json",

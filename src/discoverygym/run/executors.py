@@ -46,15 +46,15 @@ def worker_thread_budget(workers: int) -> Iterator[None]:
             os.environ.pop(name, None)
 
 
-def play_group(members: Sequence[Job]) -> list[tuple[bool, Any]]:
-    """Run jobs one after another in one worker: (True, result) or (False, exception)
-    for each, so one failing job does not take its group's other results with it."""
-    out: list[tuple[bool, Any]] = []
+def play_group(members: Sequence[Job]) -> list[Any]:
+    """Run jobs one after another in one worker: each one's result, or the exception it
+    raised, so one failing job does not take its group's other results with it."""
+    out: list[Any] = []
     for fn, args in members:
         try:
-            out.append((True, fn(*args)))
+            out.append(fn(*args))
         except Exception as exc:  # noqa: BLE001 - reported per job by the driver
-            out.append((False, exc))
+            out.append(exc)
     return out
 
 
@@ -89,21 +89,17 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
     finished_normally = False
     try:
         with worker_thread_budget(workers):  # workers start on the first submits
-            pending = {_submit(pool, jobs, unit): unit for unit in units_of(len(jobs), groups)}
+            pending = {pool.submit(play_group, [jobs[i] for i in unit]): unit
+                       for unit in units_of(len(jobs), groups)}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 unit = pending.pop(future)
                 try:
-                    outcome = future.result()
+                    results = future.result()
                 except Exception as exc:  # noqa: BLE001 - e.g. the worker died
-                    yield from ((i, exc) for i in unit)
-                    continue
-                if len(unit) == 1:
-                    yield unit[0], outcome
-                else:
-                    yield from ((i, result) for i, (_, result) in zip(unit, outcome,
-                                                                      strict=True))
+                    results = [exc] * len(unit)
+                yield from zip(unit, results, strict=True)
         finished_normally = True
     finally:
         if finished_normally:
@@ -112,13 +108,6 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
             for process in list(getattr(pool, "_processes", {}).values()):
                 process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _submit(pool: ProcessPoolExecutor, jobs: Sequence[Job], unit: list[int]) -> Any:
-    if len(unit) == 1:
-        fn, args = jobs[unit[0]]
-        return pool.submit(fn, *args)
-    return pool.submit(play_group, [jobs[i] for i in unit])
 
 
 EXECUTORS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {
