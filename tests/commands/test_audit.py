@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from discoverygym.audit import audit
 from discoverygym.cli import app
 from discoverygym.core import bounded
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.suites.packages.shipped import CATALOG
 
 
 @pytest.mark.parametrize("suite", ["gravity", "stargazer", "mad", "tpbench", "packages"])

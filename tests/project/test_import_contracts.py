@@ -56,10 +56,12 @@ def _top_level_modules() -> set[str]:
 @pytest.mark.parametrize("contract_id,allowed", [
     ("core-below-all", {"discoverygym.core"}),
     ("physics-shared", {"discoverygym.physics"}),
+    ("naturegym-below-suites", {"discoverygym.core", "discoverygym.physics",
+                                "discoverygym.naturegym"}),
 ])
 def test_the_bottom_layers_forbid_every_other_top_level_module(contract_id, allowed):
     """A forbidden contract lists what it forbids; a top-level module added later must
-    join the list, or core (or physics) could import it unnoticed."""
+    join the list, or core (or physics, or naturegym) could import it unnoticed."""
     forbidden = set(_contract(contract_id)["forbidden_modules"])
     assert forbidden == _top_level_modules() - allowed
 
@@ -68,7 +70,8 @@ def test_every_module_above_the_suites_reaches_them_only_through_the_registry():
     """A top-level module added later joins the sources of `suites-through-registry`,
     or it could import a suite unnoticed."""
     sources = set(_contract("suites-through-registry")["source_modules"])
-    below = {"discoverygym.core", "discoverygym.physics", "discoverygym.suites"}
+    below = {"discoverygym.core", "discoverygym.physics", "discoverygym.naturegym",
+             "discoverygym.suites"}
     assert sources == _top_level_modules() - below
 
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from discoverygym.cli import app
-from discoverygym.suites.packages.naturegym.calibration import (
+from discoverygym.naturegym.calibration import (
     BEGIN,
     END,
     passes,

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from discoverygym.cli import app
 from discoverygym.core.keys import new_key, write_key_file
-from discoverygym.suites.packages.naturegym import generate as gen
-from discoverygym.suites.packages.naturegym.families import FAMILIES, get_family
-from discoverygym.suites.packages.naturegym.families.base import Draw
-from discoverygym.suites.packages.naturegym.release import ReleaseMismatch, verify_release
+from discoverygym.naturegym import generate as gen
+from discoverygym.naturegym.families import FAMILIES, get_family
+from discoverygym.naturegym.families.base import Draw
+from discoverygym.naturegym.release import ReleaseMismatch, verify_release
 
 runner = CliRunner()
 FAST = "gravity-force-law"
@@ -209,8 +209,8 @@ def test_every_instance_records_three_references_that_meet_the_rule(keyed_releas
 
 def test_recorded_baseline_is_what_the_shipped_evaluator_gives_the_baseline(
         keyed_release, tmp_path):
-    from discoverygym.suites.packages.evaluator_runner import run_evaluator
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+    from discoverygym.naturegym.format.package import load_package
 
     out, _ = keyed_release
     family = get_family(FAST)

@@ -16,12 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from discoverygym.cli import app
-from discoverygym.suites.packages.check import check_package
-from discoverygym.suites.packages.naturegym import generate as gen
-from discoverygym.suites.packages.naturegym import metrics
-from discoverygym.suites.packages.naturegym.build import read_gate
-from discoverygym.suites.packages.naturegym.families import FAMILIES, get_family
-from discoverygym.suites.packages.naturegym.stages import STAGES, file_digests, verify_seal
+from discoverygym.naturegym.format.check import check_package
+from discoverygym.naturegym import generate as gen
+from discoverygym.naturegym import metrics
+from discoverygym.naturegym.build import read_gate
+from discoverygym.naturegym.families import FAMILIES, get_family
+from discoverygym.naturegym.stages import STAGES, file_digests, verify_seal
 
 FAST = "gravity-force-law"
 runner = CliRunner()
@@ -178,8 +178,8 @@ def test_there_is_one_metrics_registry():
 ])
 def test_the_forecast_evaluator_refuses_hostile_outputs(tmp_path, content, fragment):
     """The registry's forecast CSV evaluator, run as a package runs it."""
-    from discoverygym.suites.packages.evaluator_runner import run_evaluator
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+    from discoverygym.naturegym.format.package import load_package
 
     family = get_family(FAST)
     root = tmp_path / "pkg"

@@ -20,7 +20,8 @@ import pytest
 from discoverygym.core import get_suite, safe_paths
 from discoverygym.doors.shared.interpreter_tool import InterpreterTool
 from discoverygym.suites.packages import service as service_mod
-from discoverygym.suites.packages.package import CATALOG, load_package
+from discoverygym.naturegym.format.package import load_package
+from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
 
@@ -218,7 +219,7 @@ def test_feedback_probing_scores_nothing_with_a_split():
 def test_feedback_probing_works_without_a_split(tmp_path):
     """The same agent on the published layout (no split) reaches g = 1: the record
     says so (details.split), and `package check --require-split` flags such packages."""
-    from discoverygym.suites.packages.check import check_package
+    from discoverygym.naturegym.format.check import check_package
 
     root = tmp_path / "pkgs" / "gravity-force-law"
     shutil.copytree(CATALOG / "gravity-force-law", root)

@@ -12,8 +12,8 @@ import pytest
 
 from discoverygym.core import get_suite
 from discoverygym.run import read_records, run_episodes
-from discoverygym.suites.packages.check import check_package
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.naturegym.format.check import check_package
+from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.scaffold import scaffold
 
 SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
@@ -104,7 +104,7 @@ def test_a_weaker_or_unstated_baseline_passes(broken, value):
 def test_shipped_sota_is_stronger_than_the_baseline_with_provenance(root):
     """Every scored instance: a baseline figure, a SOTA strictly better than it (the
     check), and the SOTA's provenance (method, who ran it, when, with what command)."""
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.naturegym.format.package import load_package
 
     pkg = load_package(root)
     for inst in pkg.instances:
@@ -116,7 +116,7 @@ def test_shipped_sota_is_stronger_than_the_baseline_with_provenance(root):
         # the script of 2026-11-25 (since retired), or the frozen method rerun since
         assert prov["command"] in (
             f"python tools/build_packages.py --only {root.name}",
-            f"python -m discoverygym.suites.packages.naturegym.frozen_sota {root.name}")
+            f"python -m discoverygym.suites.packages.frozen_sota {root.name}")
         assert "baseline" not in entry["method"], "the SOTA is not the baseline's method"
 
 
@@ -297,8 +297,8 @@ def test_the_frozen_gravity_sota_reruns_and_beats_the_baseline():
     import numpy as np
 
     from discoverygym.suites.packages.baselines.solvers import force_law_alpha
-    from discoverygym.suites.packages.naturegym.frozen_sota import fit_force_law_orbit
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.suites.packages.frozen_sota import fit_force_law_orbit
+    from discoverygym.naturegym.format.package import load_package
 
     root = CATALOG / "gravity-force-law"
     for inst in load_package(root).scored_instances("evaluation"):

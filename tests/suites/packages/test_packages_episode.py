@@ -9,7 +9,7 @@ import pytest
 
 from discoverygym.core import get_suite
 from discoverygym.run import read_records
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.suites.packages.shipped import CATALOG
 
 
 @pytest.fixture()

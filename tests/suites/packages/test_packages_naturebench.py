@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.suites.packages.check import check_package, errors
-from discoverygym.suites.packages.package import load_package
+from discoverygym.naturegym.format.check import check_package, errors
+from discoverygym.naturegym.format.package import load_package
 from testpaths import TESTS
 
 PACKAGES = TESTS / "data" / "naturebench_packages"

@@ -20,8 +20,8 @@ from discoverygym.suites.packages.environment import (
     ensure_environment,
     package_requirements,
 )
-from discoverygym.suites.packages.evaluator_runner import run_evaluator
-from discoverygym.suites.packages.package import load_package
+from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+from discoverygym.naturegym.format.package import load_package
 
 
 def test_dockerfile_pip_lines_are_read():

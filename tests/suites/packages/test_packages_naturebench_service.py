@@ -15,7 +15,7 @@ import pytest
 from test_packages_naturebench import CLASSIFY, FLUX, PACKAGES, correct_outputs
 from test_packages_naturebench_sota import THEIRS
 
-from discoverygym.suites.packages.package import load_package
+from discoverygym.naturegym.format.package import load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
 
@@ -145,7 +145,7 @@ def test_token_in_query_or_body_and_wrong_tokens_refused(tmp_path):
 def test_numpy_scalars_scored_here_refused_there(tmp_path):
     """Deliberately more lenient (README): an evaluator returning np.float32 is scored
     here; their runner cannot write it as JSON and fails the evaluation."""
-    from discoverygym.suites.packages.evaluator_runner import run_evaluator
+    from discoverygym.naturegym.format.evaluator_runner import run_evaluator
 
     root = tmp_path / FLUX
     shutil.copytree(PACKAGES / FLUX, root)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from discoverygym.suites.packages.scoring import (
+from discoverygym.naturegym.format.scoring import (
     DEFAULT_SOTA_PARSER,
     best_sota,
     parse_sota,
@@ -94,8 +94,8 @@ def test_hostile_strings_are_bounded():
 def test_instance_g_as_their_service_computes_it(raw):
     """The same g per instance and the same task score as their `_compute_improvements`
     over their own reading of the package's metadata."""
-    from discoverygym.suites.packages.evaluator_runner import score_raw
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.naturegym.format.evaluator_runner import score_raw
+    from discoverygym.naturegym.format.package import load_package
 
     root = TESTS / "data" / "naturebench_packages" / "nbtest-flux-regression"
     table, _issues = THEIRS._get_per_instance_primaries(root / "metadata.json")
@@ -105,7 +105,7 @@ def test_instance_g_as_their_service_computes_it(raw):
 
 
 def test_metric_search_is_bounded():
-    from discoverygym.suites.packages.evaluator_runner import find_metric
+    from discoverygym.naturegym.format.evaluator_runner import find_metric
 
     deep: dict = {"RMSE": 0.5}
     for _ in range(10_000):

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from discoverygym.suites.packages.check import check_package
-from discoverygym.suites.packages.naturegym import RecordError, build, load_record
-from discoverygym.suites.packages.naturegym.firewall import record_firewall_findings
-from discoverygym.suites.packages.naturegym.record import as_record, validate
-from discoverygym.suites.packages.naturegym.stages import STAGES, file_digests, verify_seal
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.naturegym.format.check import check_package
+from discoverygym.naturegym import RecordError, build, load_record
+from discoverygym.naturegym.firewall import record_firewall_findings
+from discoverygym.naturegym.record import as_record, validate
+from discoverygym.naturegym.stages import STAGES, file_digests, verify_seal
+from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.validity import inspect_grader
 from testpaths import TESTS
 
@@ -215,7 +215,7 @@ def test_a_build_killed_mid_stage_leaves_no_partial_output(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get(
         "PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-c",
-                             "import sys; from discoverygym.suites.packages.naturegym import "
+                             "import sys; from discoverygym.naturegym import "
                              "build; build(sys.argv[1], sys.argv[2])",
                              str(record_path), str(work)], env=env)
     try:
@@ -237,7 +237,7 @@ def test_a_build_killed_mid_stage_leaves_no_partial_output(tmp_path):
     assert list(work.glob(".tmp-split-*")), "the killed stage wrote into a temporary folder"
     env["TOY_NO_SLEEP"] = "1"
     done = subprocess.run([sys.executable, "-c",
-                           "import sys; from discoverygym.suites.packages.naturegym import "
+                           "import sys; from discoverygym.naturegym import "
                            "build; r = build(sys.argv[1], sys.argv[2]); print(r.ran, r.passed)",
                            str(record_path), str(work)], env=env, capture_output=True,
                           text=True, timeout=300)
@@ -564,7 +564,7 @@ def test_the_review_never_passes_a_failed_gate(tmp_path):
 
 
 def test_the_review_prompt_holds_what_the_agent_sees_and_no_truth(built):
-    from discoverygym.suites.packages.naturegym.review import review_prompt
+    from discoverygym.naturegym.review import review_prompt
 
     prompt = review_prompt(built / "assemble" / "toy-mean")
     assert "noisy draws around an unknown centre" in prompt and "samples.csv" in prompt
@@ -635,7 +635,7 @@ def test_the_gravity_packages_are_rebuilt_from_their_records(name, tmp_path):
 def test_the_fluid_data_is_rebuilt_from_its_record(tmp_path):
     """The fluid build simulates twice at 128^2 (over a minute on 2 cores): here its
     prepare function runs once and its data and truth must equal the catalog's."""
-    from discoverygym.suites.packages.naturegym.stages import resolve_prepare
+    from discoverygym.naturegym.stages import resolve_prepare
 
     record = load_record(RECORDS / "fluid-vorticity-forecast.json")
     resolve_prepare(record.data["D"]["prepare"])(tmp_path, tmp_path / "inputs",
@@ -649,8 +649,8 @@ def test_the_fluid_data_is_rebuilt_from_its_record(tmp_path):
 def test_the_shipped_evaluators_and_prose_are_the_generated_ones(tmp_path):
     """README, data description, metadata, evaluator, requirements and licence of every
     shipped package are what `assemble` writes from its record."""
-    from discoverygym.suites.packages.naturegym.metrics import evaluator_source
-    from discoverygym.suites.packages.naturegym.stages import metadata, readme_text
+    from discoverygym.naturegym.metrics import evaluator_source
+    from discoverygym.naturegym.stages import metadata, readme_text
 
     for name in SHIPPED:
         record = load_record(RECORDS / f"{name}.json")
@@ -674,8 +674,8 @@ def test_copying_the_shipped_development_truth_scores_badly(name, tmp_path):
     """The copied-development agent, played on the shipped package through its own
     evaluator: the development truth written as every evaluation instance's answer
     scores g <= -0.5 on each (the fluid package's old development flow gave +0.33)."""
-    from discoverygym.suites.packages.evaluator_runner import run_evaluator
-    from discoverygym.suites.packages.package import load_package
+    from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+    from discoverygym.naturegym.format.package import load_package
 
     record = load_record(RECORDS / f"{name}.json")
     answer = record.data["M"]["output"]["file"]

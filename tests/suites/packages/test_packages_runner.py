@@ -8,8 +8,9 @@ import textwrap
 
 import pytest
 
-from discoverygym.suites.packages.evaluator_runner import run_evaluator
-from discoverygym.suites.packages.package import CATALOG, load_package
+from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+from discoverygym.naturegym.format.package import load_package
+from discoverygym.suites.packages.shipped import CATALOG
 
 
 @pytest.fixture()

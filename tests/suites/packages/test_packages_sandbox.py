@@ -12,7 +12,7 @@ from discoverygym.core import get_suite
 from discoverygym.doors.shared.interpreter_tool import InterpreterTool
 from discoverygym.sandbox import SandboxConfig
 from discoverygym.sandbox.isolation import WEAK_LEVELS, _level_works, resolve_level
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.suites.packages.shipped import CATALOG
 
 PROBE = r"""
 import json, os

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from discoverygym.suites.packages.scoring import (
+from discoverygym.naturegym.format.scoring import (
     TaskResult,
     aggregate,
     best_sota,

@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from discoverygym.suites.packages.package import CATALOG, load_package
+from discoverygym.naturegym.format.package import load_package
+from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
 
@@ -167,7 +168,7 @@ def test_solve_timer_pauses_while_the_evaluator_runs(tmp_path, monkeypatch):
     """A fake clock: the evaluation takes 100 s of it, the solve time charged is only
     the time outside evaluations, and the timer reads paused during the evaluation."""
     from discoverygym.suites.packages import service as service_mod
-    from discoverygym.suites.packages.evaluator_runner import Evaluation
+    from discoverygym.naturegym.format.evaluator_runner import Evaluation
 
     clock = {"now": 1000.0}
     monkeypatch.setattr(service_mod.time, "monotonic", lambda: clock["now"])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.suites.packages.package import CATALOG
+from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.validity import (
     grade,
     grader_prompt,

@@ -17,7 +17,8 @@ from typing import Any
 
 from ...core import Episode, get_suite
 from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
-from .package import CATALOG, find_packages, load_package
+from ...naturegym.format.package import find_packages, load_package
+from .shipped import CATALOG
 
 
 def audit_roots(scope: dict[str, Any]) -> list[Path]:

@@ -27,8 +27,8 @@ def check_cmd(
         help="The package's NatureGym record: adds the firewall derived from it.")] = None,
 ):
     """Static and dynamic checks; exits 1 if any package breaks a rule."""
-    from .check import check_package, errors
-    from .package import find_packages
+    from ...naturegym.format.check import check_package, errors
+    from ...naturegym.format.package import find_packages
 
     roots = find_packages(directory) if directory.is_dir() else []
     if not roots:
@@ -55,8 +55,8 @@ def check_cmd(
 def _record_firewall(record_path: Path, roots: list[Path]):
     """(package name, root -> findings) for `package check --record`; a bad record or one
     that names none of the packages is a one-line error."""
-    from .naturegym.firewall import record_firewall_findings
-    from .naturegym.record import RecordError, load_record
+    from ...naturegym.firewall import record_firewall_findings
+    from ...naturegym.record import RecordError, load_record
 
     try:
         record = load_record(record_path)
@@ -202,7 +202,7 @@ def serve_cmd(
     """Run the evaluation server for one package on 127.0.0.1."""
     import uvicorn
 
-    from .package import load_package
+    from ...naturegym.format.package import load_package
     from .server import create_app, new_token
     from .service import EvaluationService
 
@@ -228,8 +228,8 @@ def build_cmd(
 ):
     """Build a task package from a record through gated stages (intake, filter, acquire,
     split, assemble, calibrate, review, seal); exits 1 when a gate fails."""
-    from .naturegym.build import BuildBusy, build
-    from .naturegym.record import RecordError
+    from ...naturegym.build import BuildBusy, build
+    from ...naturegym.record import RecordError
     from .validity import inspect_grader
 
     try:
@@ -276,8 +276,8 @@ def generate_cmd(
     """Draw packages from the project's simulators (keyed, or public with --seed) and
     write them with a release manifest (key commitment, package digests)."""
     from ...core.keys import BadKey, resolve_key
-    from .naturegym.families import FAMILIES
-    from .naturegym.generate import GenerationError, generate, public_key
+    from ...naturegym.families import FAMILIES
+    from ...naturegym.generate import GenerationError, generate, public_key
 
     if list_families:
         for name in FAMILIES:
@@ -320,7 +320,7 @@ def verify_release_cmd(
 ):
     """Regenerate every package of a release from its key and compare byte for byte."""
     from ...core.keys import BadKey, read_key_file
-    from .naturegym.release import ReleaseMismatch, verify_release
+    from ...naturegym.release import ReleaseMismatch, verify_release
 
     try:
         key = read_key_file(key_file) if key_file is not None else None
@@ -347,8 +347,8 @@ def calibrate_generated_cmd(
 ):
     """Generate COUNT public packages per family, run `discoverygym calibrate packages`
     on them, and print (or write into a README) the calibration figures."""
-    from .naturegym.calibration import calibrate_families, markdown, write_readme_block
-    from .naturegym.families import FAMILIES
+    from ...naturegym.calibration import calibrate_families, markdown, write_readme_block
+    from ...naturegym.families import FAMILIES
 
     # The runner's calibrate comes from the command line that mounted this group (the
     # click context's obj, see cli.SUITE_COMMAND_SERVICES): no suite imports the runner.

@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .package import Package
+from ...naturegym.format.package import Package
 
 #: NatureBench's base image (docker/Dockerfile.base): (pip name, import name, version).
 NATUREBENCH_BASE: tuple[tuple[str, str, str], ...] = (

@@ -24,9 +24,9 @@ from ...core.safe_paths import (
     write_beneath,
 )
 from . import validity
-from .evaluator_runner import Evaluation, find_metric
-from .package import Package
-from .scoring import FAILED_G, clip_g, clipped_task_score
+from ...naturegym.format.evaluator_runner import Evaluation, find_metric
+from ...naturegym.format.package import Package
+from ...naturegym.format.scoring import FAILED_G, clip_g, clipped_task_score
 from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 #: Scoring rules. "discoverygym" (the default): the outputs left behind are the answer

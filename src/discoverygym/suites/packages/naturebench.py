@@ -31,7 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .package import NATUREBENCH_SOLVE_S
+from ...naturegym.format.package import NATUREBENCH_SOLVE_S
 
 RESULT_COLUMNS = ("case_id", "final_status", "best_score", "judge_verdict", "judge_reason")
 #: A case id becomes a folder name: plain characters only, never "." or "..".

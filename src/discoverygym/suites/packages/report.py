@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from ...core.escape import for_terminal
-from .scoring import BUCKET_LABELS
+from ...naturegym.format.scoring import BUCKET_LABELS
 
 
 def aggregate_table(agg: dict[str, Any], title: str) -> Table:

@@ -23,8 +23,8 @@ from typing import Any
 import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 
-from .archives import UNPACK_LIMITS, UnpackLimits, UploadRefused  # noqa: F401 - tests patch
-from .archives import unpack_archive as _unpack
+from ...naturegym.format.archives import UNPACK_LIMITS, UnpackLimits, UploadRefused  # noqa: F401 - tests patch
+from ...naturegym.format.archives import unpack_archive as _unpack
 from .service import (
     BudgetExpired,
     EvaluationService,

@@ -17,8 +17,8 @@ from typing import Any
 
 from ...core.budget import Budget
 from ...core.safe_paths import Caps, UnsafePath, snapshot_tree
-from .evaluator_runner import Evaluation, run_evaluator
-from .package import Package
+from ...naturegym.format.evaluator_runner import Evaluation, run_evaluator
+from ...naturegym.format.package import Package
 
 
 class SolveTimer:

@@ -16,8 +16,9 @@ from ...core import (
     UnknownName,
 )
 from .episode import PackageEpisode
-from .package import load_package, package_roots
-from .scoring import TaskResult, aggregate
+from ...naturegym.format.package import load_package
+from .shipped import package_roots
+from ...naturegym.format.scoring import TaskResult, aggregate
 
 
 class PackagesSuite(Suite):

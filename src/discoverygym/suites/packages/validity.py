@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from .package import Package, package_roots
-from .scoring import TaskResult, aggregate
+from ...naturegym.format.package import Package
+from .shipped import package_roots
+from ...naturegym.format.scoring import TaskResult, aggregate
 
 OUTCOMES = ("valid", "invalid", "passed_deterministic", "grader_error")
 # A path into the hidden folders ("evaluation/...", ".../ground_truth", 'evaluator.py'),

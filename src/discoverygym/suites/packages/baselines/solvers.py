@@ -153,7 +153,7 @@ def _generated(task_name: str, role: str
     written per instance through `write_file`."""
     import base64
 
-    from ..naturegym.families import family_for_task
+    from ....naturegym.families import family_for_task
 
     family = family_for_task(task_name)
     if family is None:

@@ -4,7 +4,7 @@ Each method here was run once (on 2026-11-25, by the since retired
 `tools/build_packages.py`); the figure it reached on each dataset is the record's S
 (records/<package>.json), with its provenance. They are deliberately stronger than the
 scripted `baseline` agent (suites/packages/baselines/solvers.py), whose figure is each
-instance's B. `python -m discoverygym.suites.packages.naturegym.frozen_sota PACKAGE`
+instance's B. `python -m discoverygym.suites.packages.frozen_sota PACKAGE`
 reruns one on the shipped data and prints the figures beside the recorded ones.
 
 Gravity packages: a full orbit fit. The relative orbit of the two stars is integrated
@@ -109,7 +109,7 @@ def keplerian_refit(t: np.ndarray, rv: np.ndarray, err: np.ndarray, inst: np.nda
     starting phase. Returns a function (times, instruments) -> predicted RV (m/s)."""
     from scipy.optimize import least_squares
 
-    from ....physics.rv_kepler import rv_keplerian
+    from ...physics.rv_kepler import rv_keplerian
 
     labels = sorted(set(inst))
     n_per = 5 if fit_periods else 4
@@ -159,7 +159,7 @@ LITERATURE_ORBITS = {
         {"P": 3.0925, "K": 110.7390528414362, "e": 0.022, "omega_rad": 3.351032163829113,
          "l_rad": 4.494807573504598}]),
 }
-PACKAGES = Path(__file__).resolve().parent.parent
+PACKAGES = Path(__file__).resolve().parent
 RV_SOURCES = PACKAGES / "records" / "sources" / "rv-holdout-forecast"
 
 
@@ -201,7 +201,7 @@ def _trajectories(root: Path):
 def orbit_fit_sota(root: Path) -> dict[str, float]:
     """The full orbit fit's error per instance of gravity-force-law (|alpha error|) or
     binary-drag-timescale (relative tau error), started from the baseline's estimate."""
-    from ..baselines.solvers import drag_tau_s, force_law_alpha
+    from .baselines.solvers import drag_tau_s, force_law_alpha
 
     out = {}
     for name, t, pos, truth in _trajectories(root):
@@ -216,7 +216,7 @@ def orbit_fit_sota(root: Path) -> dict[str, float]:
 def fluid_sota(root: Path) -> dict[str, float]:
     """Relative L2 error of standard Navier-Stokes from the last snapshot, zero-padded to
     128^2, per flow of fluid-vorticity-forecast."""
-    from ..baselines.solvers import fluid_forecast
+    from .baselines.solvers import fluid_forecast
 
     out = {}
     for name in sorted(p.name for p in (root / "problem/data").iterdir()):

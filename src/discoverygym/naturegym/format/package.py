@@ -188,16 +188,6 @@ def load_package(root: Path) -> Package:
     return Package(root=root, metadata=meta, instances=_instances(meta, root / "metadata.json"))
 
 
-CATALOG = Path(__file__).resolve().parent / "catalog"
-
-
-def package_roots(packages: str | None = None) -> dict[str, Path]:
-    """Package name -> root, for a folder of packages (or one package); default: the
-    shipped catalog."""
-    directory = Path(packages).expanduser().resolve() if packages else CATALOG
-    return {p.name: p for p in find_packages(directory)}
-
-
 def find_packages(directory: Path) -> list[Path]:
     """Package roots directly under `directory` (folders holding metadata.json)."""
     directory = Path(directory)

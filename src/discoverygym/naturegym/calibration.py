@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..package import find_packages
+from .format.package import find_packages
 
 BEGIN = "<!-- naturegym:calibration:begin -->"
 END = "<!-- naturegym:calibration:end -->"

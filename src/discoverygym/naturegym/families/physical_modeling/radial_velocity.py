@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .....physics.rv_activity import (
+from ....physics.rv_activity import (
     RV_GP_FIT_VERSION,
     activity_terms,
     fit_keplerian,
@@ -24,7 +24,7 @@ from .....physics.rv_activity import (
     keplerian_rv,
     sample_activity,
 )
-from .base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
+from ..base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
 
 N_EPOCHS = 120
 SPAN_DAYS = 150.0

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ....core.keys import Key
+from ..core.keys import Key
 from .families import get_family
 from .generate import (
     MANIFEST,

@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..check import Finding
+from .format.check import Finding
 from .record import Record, as_record, canonical_digest
 from .review import Reviewer
 from .stages import STAGES, Context, tree_digest
 
 GATE = "gate.json"
-#: The pipeline's code and the suite code its gates run (relative to this folder).
+#: The pipeline's code and the package-format code its gates run (relative to this folder).
 _CODE_FILES = ("record.py", "stages.py", "metrics.py", "firewall.py", "review.py", "build.py",
-               "../check.py", "../archives.py", "../evaluator_runner.py", "../scoring.py",
-               "../package.py")
+               "format/check.py", "format/archives.py", "format/evaluator_runner.py",
+               "format/scoring.py", "format/package.py")
 
 
 def _code_digest() -> str:

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .....physics.orbit_fit import (
+from ....physics.orbit_fit import (
     ORBIT_FIT_VERSION,
     fit_kepler,
     forecast_kepler,
     relative_orbit,
 )
-from .base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
+from ..base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
 
 N_OBSERVED = 120
 N_QUERY = 40

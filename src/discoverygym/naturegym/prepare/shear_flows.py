@@ -16,7 +16,7 @@ def forecast(out: Path, _inputs: Path, args: dict[str, Any]) -> None:
     orientation: "along_x" (the default: layers along x, at y = pi/2 and 3 pi/2) or
     "along_y" (the same flow with x and y exchanged)}. The agent sees the vorticity on
     the data grid at the snapshot times; the truth is the field at the forecast times."""
-    from .....physics import fluid_solver as fs  # build time only: the package needs NumPy alone
+    from ...physics import fluid_solver as fs  # build time only: the package needs NumPy alone
 
     n_sim, n_data = args["grid_sim"], args["grid_data"]
     snapshot_times, forecast_times = args["snapshot_times"], args["forecast_times"]

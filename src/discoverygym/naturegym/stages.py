@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..archives import UploadRefused, unpack_archive
-from ..check import Finding, check_package
-from ..evaluator_runner import run_evaluator
-from ..package import load_package
-from ..scoring import FAILED_G, parse_sota, task_score
+from .format.archives import UploadRefused, unpack_archive
+from .format.check import Finding, check_package
+from .format.evaluator_runner import run_evaluator
+from .format.package import load_package
+from .format.scoring import FAILED_G, parse_sota, task_score
 from .firewall import json_fields, method_terms, record_firewall_findings
 from .metrics import MetricError, evaluator_source, metric_for
 from .record import ARCHIVE_SUFFIXES, PROSE_PARTS, Record, canonical_digest
@@ -277,7 +277,7 @@ try:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 except (AttributeError, OSError):
     pass
-from discoverygym.suites.packages.naturegym.stages import resolve_prepare
+from discoverygym.naturegym.stages import resolve_prepare
 spec, out, inputs, args = sys.argv[1:5]
 resolve_prepare(spec)(Path(out), Path(inputs), json.loads(Path(args).read_text()))
 """

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Draw, Family, Metric, Reference, npy_bytes
+from ..base import Draw, Family, Metric, Reference, npy_bytes
 
 N_SIM, N_DATA = 64, 32
 VISCOSITY = 2e-3
@@ -83,7 +83,7 @@ scores only it; the result is computed on the others).
 
 def _modulation_family(params):
     """The hidden force as a law family with its strength traced (compiled once)."""
-    from .....physics import fluid_solver as fs
+    from ....physics import fluid_solver as fs
 
     return fs.VorticityModulation(gamma=params[0], beta=MODULATION_BETA)
 
@@ -138,7 +138,7 @@ class FluidForecast(Family):
     }
 
     def draw(self, rng: np.random.Generator) -> Draw:
-        from .....physics import fluid_solver as fs
+        from ....physics import fluid_solver as fs
 
         gamma = float(rng.uniform(3.0, 8.0))
         omega0 = _random_field(rng, N_SIM)

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..check import NUMBER, Finding
+from .format.check import NUMBER, Finding
 from .record import Record
 
 SOURCE_RUN_WORDS = 10

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..check import Finding
+from .format.check import Finding
 
 #: An async prompt -> reply function, e.g. `validity.inspect_grader(model)`.
 Reviewer = Callable[[str], Awaitable[str]]

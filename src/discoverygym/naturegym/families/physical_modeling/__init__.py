@@ -1,0 +1,1 @@
+"""Physical modeling: generated families from the project's simulators of orbits, stars and flows."""
