@@ -27,7 +27,7 @@ import httpx
 import numpy as np
 
 from discoverygym.core import get_suite
-from discoverygym.suites.packages.package import CATALOG, find_packages, load_package
+from discoverygym.naturegym.format.package import CATALOG, find_packages, load_package
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
 

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from ..core.keys import Key
-from .format.scoring import instance_g
 from .build import BuildBusy, build
 from .families import Family, get_family
 from .families.base import REFERENCE_ROLES, Draw
+from .format.scoring import instance_g
 from .prepare.drawn import DRAWN
 from .record import as_record
 from .stages import README_SECTIONS, file_digests

@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .firewall import json_fields, method_terms, record_firewall_findings
 from .format.archives import UploadRefused, unpack_archive
 from .format.check import Finding, check_package
 from .format.evaluator_runner import run_evaluator
 from .format.package import load_package
 from .format.scoring import FAILED_G, parse_sota, task_score
-from .firewall import json_fields, method_terms, record_firewall_findings
 from .metrics import MetricError, evaluator_source, metric_for
 from .record import ARCHIVE_SUFFIXES, PROSE_PARTS, Record, canonical_digest
 from .review import Reviewer, review_package

@@ -16,11 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from discoverygym.cli import app
-from discoverygym.naturegym.format.check import check_package
 from discoverygym.naturegym import generate as gen
 from discoverygym.naturegym import metrics
 from discoverygym.naturegym.build import read_gate
 from discoverygym.naturegym.families import FAMILIES, get_family
+from discoverygym.naturegym.format.check import check_package
 from discoverygym.naturegym.stages import STAGES, file_digests, verify_seal
 
 FAST = "gravity-force-law"

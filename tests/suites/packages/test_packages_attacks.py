@@ -19,11 +19,11 @@ import pytest
 
 from discoverygym.core import get_suite, safe_paths
 from discoverygym.doors.shared.interpreter_tool import InterpreterTool
-from discoverygym.suites.packages import service as service_mod
 from discoverygym.naturegym.format.package import load_package
-from discoverygym.suites.packages.shipped import CATALOG
+from discoverygym.suites.packages import service as service_mod
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
+from discoverygym.suites.packages.shipped import CATALOG
 
 SWAPPER = """
 import os, shutil, sys, time

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from discoverygym.core import get_suite
-from discoverygym.run import read_records, run_episodes
 from discoverygym.naturegym.format.check import check_package
-from discoverygym.suites.packages.shipped import CATALOG
+from discoverygym.run import read_records, run_episodes
 from discoverygym.suites.packages.scaffold import scaffold
+from discoverygym.suites.packages.shipped import CATALOG
 
 SHIPPED = sorted(p for p in CATALOG.iterdir() if (p / "metadata.json").exists())
 
@@ -296,9 +296,9 @@ def test_the_frozen_gravity_sota_reruns_and_beats_the_baseline():
     the baseline's, against the truth the builder's separate integration used."""
     import numpy as np
 
+    from discoverygym.naturegym.format.package import load_package
     from discoverygym.suites.packages.baselines.solvers import force_law_alpha
     from discoverygym.suites.packages.frozen_sota import fit_force_law_orbit
-    from discoverygym.naturegym.format.package import load_package
 
     root = CATALOG / "gravity-force-law"
     for inst in load_package(root).scored_instances("evaluation"):

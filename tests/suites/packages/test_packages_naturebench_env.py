@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from test_packages_naturebench import FLUX, PACKAGES, correct_outputs
 
+from discoverygym.naturegym.format.evaluator_runner import run_evaluator
+from discoverygym.naturegym.format.package import load_package
 from discoverygym.suites.packages.environment import (
     NATUREBENCH_BASE,
     EnvironmentBuildError,
@@ -20,8 +22,6 @@ from discoverygym.suites.packages.environment import (
     ensure_environment,
     package_requirements,
 )
-from discoverygym.naturegym.format.evaluator_runner import run_evaluator
-from discoverygym.naturegym.format.package import load_package
 
 
 def test_dockerfile_pip_lines_are_read():

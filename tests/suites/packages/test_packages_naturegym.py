@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from discoverygym.naturegym.format.check import check_package
 from discoverygym.naturegym import RecordError, build, load_record
 from discoverygym.naturegym.firewall import record_firewall_findings
+from discoverygym.naturegym.format.check import check_package
 from discoverygym.naturegym.record import as_record, validate
 from discoverygym.naturegym.stages import STAGES, file_digests, verify_seal
 from discoverygym.suites.packages.shipped import CATALOG

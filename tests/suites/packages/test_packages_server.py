@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from discoverygym.naturegym.format.package import load_package
-from discoverygym.suites.packages.shipped import CATALOG
 from discoverygym.suites.packages.server import BackgroundServer, create_app
 from discoverygym.suites.packages.service import EvaluationService
+from discoverygym.suites.packages.shipped import CATALOG
 
 PKG = CATALOG / "gravity-force-law"
 
@@ -167,8 +167,8 @@ def test_restart_keeps_the_log_and_the_best_score(tmp_path):
 def test_solve_timer_pauses_while_the_evaluator_runs(tmp_path, monkeypatch):
     """A fake clock: the evaluation takes 100 s of it, the solve time charged is only
     the time outside evaluations, and the timer reads paused during the evaluation."""
-    from discoverygym.suites.packages import service as service_mod
     from discoverygym.naturegym.format.evaluator_runner import Evaluation
+    from discoverygym.suites.packages import service as service_mod
 
     clock = {"now": 1000.0}
     monkeypatch.setattr(service_mod.time, "monotonic", lambda: clock["now"])

@@ -23,10 +23,10 @@ from ...core.safe_paths import (
     walk_beneath,
     write_beneath,
 )
-from . import validity
 from ...naturegym.format.evaluator_runner import Evaluation, find_metric
 from ...naturegym.format.package import Package
 from ...naturegym.format.scoring import FAILED_G, clip_g, clipped_task_score
+from . import validity
 from .service import BudgetExpired, EvaluationService, OutputsRefused
 
 #: Scoring rules. "discoverygym" (the default): the outputs left behind are the answer

@@ -15,10 +15,10 @@ from ...core import (
     TaskInfo,
     UnknownName,
 )
-from .episode import PackageEpisode
 from ...naturegym.format.package import load_package
-from .shipped import package_roots
 from ...naturegym.format.scoring import TaskResult, aggregate
+from .episode import PackageEpisode
+from .shipped import package_roots
 
 
 class PackagesSuite(Suite):

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from ...naturegym.format.package import Package
-from .shipped import package_roots
 from ...naturegym.format.scoring import TaskResult, aggregate
+from .shipped import package_roots
 
 OUTCOMES = ("valid", "invalid", "passed_deterministic", "grader_error")
 # A path into the hidden folders ("evaluation/...", ".../ground_truth", 'evaluator.py'),
