@@ -78,3 +78,15 @@ def test_outputs_of_a_users_run_are_ignored_by_git(tmp_path):
     done = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert set(done.stdout.split()) == set(paths), done.stdout + done.stderr
+
+
+def test_make_test_fast_installs_the_dev_extras_when_pytest_is_missing():
+    """After `make demo` (the bare package) `make test-fast` used to stop at 'No module
+    named pytest': its recipe installs the dev extras first when pytest or xdist is
+    missing, and only then."""
+    makefile = (REPO / "Makefile").read_text()
+    recipe = makefile.split("\ntest-fast:", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip() for line in recipe.splitlines()[1:]]
+    assert lines[0] == ('@$(BIN)/python -c "import pytest, xdist" 2>/dev/null '
+                        '|| $(MAKE) install-dev')
+    assert lines[1].startswith("$(BIN)/python -m pytest")
