@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core import EpisodeSpec, episode_key, get_suite
-from ..core.bounded import UnsafeInput, check_value, clip
+from ..core.bounded import check_value, clip
 from ..core.keys import Key
 from ..core.record import _json_default
+from .executors import single_threaded_numerics
 from .plan import plain, plan_digest, planned_identities
 
 MAX_LINE_CHARS = 8_000_000
@@ -442,19 +443,6 @@ def _same(a: Any, b: Any) -> bool:
         return (isinstance(a, dict) and a.keys() == b.keys()
                 and all(_same(a[k], b[k]) for k in b))
     return False
-
-
-def single_threaded_numerics() -> Any:
-    """BLAS/OpenMP pools at one thread while replaying: the worker processes that made
-    the records run with one (executors.worker_thread_budget), and a sum ordered the
-    same way gives the same bits."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # an optional helper; the tolerance covers what it would pin
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
 
 
 # ---- the note beside the run -------------------------------------------------------------
