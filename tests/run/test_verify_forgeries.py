@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 from discoverygym.cli import app
 from discoverygym.core import EpisodeSpec, make_agent, play_agent
 from discoverygym.core.keys import Key, read_key_file
+from discoverygym.run.note import verification_of
 from discoverygym.run.plan import plan_digest
-from discoverygym.run.verify import REL_TOL, same_json, same_number, verification_of
+from discoverygym.run.verify import REL_TOL, same_json, same_number
 
 TASKS = "period,is_bound"
 
@@ -328,3 +329,42 @@ def test_a_key_is_never_written_into_verified_json(keyed, tmp_path):
     assert _verify(run, keyed).exit_code == 0
     key: Key = keyed["key"]
     assert key.hex() not in (run / "verified.json").read_text()
+
+
+# ---- what the leaderboard and the report show --------------------------------------------
+
+def test_leaderboard_and_report_say_whether_and_against_what_a_run_was_verified(keyed,
+                                                                                 tmp_path):
+    from discoverygym.report import write_report
+    from discoverygym.run.leaderboard import leaderboard
+
+    run = _copy(keyed, "expert-full", tmp_path)
+    assert leaderboard([str(run)], ["agent"])[0]["verified"] == "no"
+    assert "Not verified" in write_report(run).read_text()
+    assert _verify(run, keyed).exit_code == 0
+    row = leaderboard([str(run)], ["agent"])[0]
+    commitment = keyed["key"].commitment
+    assert row["verified"] == f"yes ({commitment[:12]})" and row["commitment"] == commitment
+    assert f"<code>{commitment}</code>" in write_report(run).read_text()
+    other = _copy(keyed, "constant", tmp_path)  # a second run, never verified
+    assert leaderboard([str(run), str(other)], ["suite"])[0]["verified"] == "1 of 2 runs"
+    records = _records(run)
+    records[0]["passed"] = not records[0]["passed"]
+    _write_records(run, records)  # edited after verification: stale, never "yes"
+    assert leaderboard([str(run)], ["agent"])[0]["verified"] == "stale"
+    assert "changed after" in write_report(run).read_text()
+
+
+def test_a_hand_written_note_shows_nothing_it_should_not(keyed, tmp_path):
+    """verified.json is anyone's file: what it names is shown only in its own shape."""
+    from discoverygym.report import write_report
+    from discoverygym.run.leaderboard import leaderboard
+    from discoverygym.run.note import sha256_file
+
+    run = _copy(keyed, "expert-full", tmp_path)
+    (run / "verified.json").write_text(json.dumps({
+        "verdict": "verified", "commitment": "<script>alert(1)</script>",
+        "records_sha256": sha256_file(run / "records.jsonl"),
+        "run_json_sha256": sha256_file(run / "run.json")}))
+    assert leaderboard([str(run)], ["agent"])[0]["verified"] == "yes (public)"
+    assert "<script>alert" not in write_report(run).read_text()

@@ -29,7 +29,6 @@ that cannot be read counts against the run."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from ..core.bounded import check_value, clip
 from ..core.keys import Key
 from ..core.record import _json_default
 from .executors import single_threaded_numerics
+from .note import VERIFIED_FILE, sha256_file
 from .plan import plain, plan_digest, planned_identities
 
 MAX_LINE_CHARS = 8_000_000
@@ -49,7 +49,6 @@ MAX_RECORDS = 100_000
 MAX_RUN_JSON_BYTES = 64_000_000
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
-VERIFIED_FILE = "verified.json"
 
 OK = "ok"
 TRUTH_ONLY = "truth confirmed"       # the score reads files the record does not hold
@@ -166,13 +165,6 @@ def read_run_info(run_json: Path) -> dict[str, Any]:
         raise RunRefused("run.json is not a JSON object")
     return info
 
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # ---- the plan and the key ----------------------------------------------------------------
@@ -455,27 +447,3 @@ def write_verified(report: RunReport) -> Path:
     write_json(path, report.to_json(sha256_file(report.run / "records.jsonl"),
                                     sha256_file(report.run / "run.json")))
     return path
-
-
-def verification_of(run: Path) -> dict[str, Any]:
-    """What RUN/verified.json says, checked against the files it names: {"status":
-    "verified" | "rejected" | "stale" | "unverified", "commitment", "key_id",
-    "plan_digest"}. "stale": the records or run.json changed since."""
-    path = Path(run) / VERIFIED_FILE
-    none = {"status": "unverified", "commitment": None, "key_id": None, "plan_digest": None}
-    if not path.is_file():
-        return none
-    try:
-        with path.open("rb") as fh:
-            note = json.loads(fh.read(1_000_001).decode("utf-8"))
-        if not isinstance(note, dict):
-            return none
-        fresh = (note.get("records_sha256") == sha256_file(Path(run) / "records.jsonl")
-                 and note.get("run_json_sha256") == sha256_file(Path(run) / "run.json"))
-    except (OSError, ValueError, RecursionError):
-        return none
-    verdict = note.get("verdict")
-    status = ("stale" if not fresh else verdict if verdict in ("verified", "rejected")
-              else "unverified")
-    return {"status": status, **{k: note.get(k) if isinstance(note.get(k), str) else None
-                                 for k in ("commitment", "key_id", "plan_digest")}}
