@@ -384,7 +384,8 @@ def replay(number: int, name: str, record: dict[str, Any], spec: EpisodeSpec) ->
     problems = []
     if not same_json(record.get("truth"), truth):
         problems.append("truth differs")
-    if episode.writes_files():
+    # with no answer the verdict is a failure whatever files the agent left
+    if episode.writes_files() and answer is not None:
         if problems:
             return Verdict(number, name, MISMATCH, "truth differs")
         return Verdict(number, name, TRUTH_ONLY, "truth confirmed; the score reads files the "
