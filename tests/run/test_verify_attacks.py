@@ -4,8 +4,6 @@ clean on the shipped verify, and a finding when a defence of verify is switched 
 
 from __future__ import annotations
 
-import pytest
-
 from discoverygym.audit import PLATFORM_ATTACK_MODULES
 from discoverygym.core import get_suite
 from discoverygym.core.audit_registry import AuditTarget
@@ -31,25 +29,11 @@ def test_verify_that_trusts_unreplayable_claims_is_a_finding(monkeypatch):
     assert outcomes["the honest keyed run"]
 
 
-@pytest.mark.parametrize("switched_off, attacks", [
-    ("planned_identities", None),  # every record outside "the plan", missing ones unseen
-    ("verified", None),            # a verify that confirms whatever it finds
-])
-def test_verify_without_its_plan_or_its_verdict_is_a_finding(monkeypatch, switched_off,
-                                                             attacks):
-    if switched_off == "verified":
-        monkeypatch.setattr(verify.RunReport, "verified", property(lambda self: True))
-        found = {name for name, ok in _outcomes().items() if not ok}
-        assert found == {name for name, _ in FORGERIES} - {
-            "run.json's plan made public, digest recomputed",
-            "run.json's plan given one more episode, digest kept"}
-    else:  # the plan read as the records make it: deleted/invented/duplicated pass
-        real = verify.planned_identities
-
-        def from_records(plan):
-            identities = real(plan)
-            return identities[:1]
-
-        monkeypatch.setattr(verify, "planned_identities", from_records)
-        outcomes = _outcomes()
-        assert not outcomes["a record deleted"]
+def test_a_verify_that_confirms_whatever_it_replays_is_a_finding(monkeypatch):
+    """The run's verdict switched off: every forgery that reaches the records passes
+    (the two run.json edits are still refused before any record is read)."""
+    monkeypatch.setattr(verify.RunReport, "verified", property(lambda self: True))
+    found = {name for name, ok in _outcomes().items() if not ok}
+    assert found == {name for name, _ in FORGERIES} - {
+        "run.json's plan made public, digest recomputed",
+        "run.json's plan given one more episode, digest kept"}
