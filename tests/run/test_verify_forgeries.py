@@ -368,3 +368,18 @@ def test_a_hand_written_note_shows_nothing_it_should_not(keyed, tmp_path):
         "run_json_sha256": sha256_file(run / "run.json")}))
     assert leaderboard([str(run)], ["agent"])[0]["verified"] == "yes (public)"
     assert "<script>alert" not in write_report(run).read_text()
+
+
+def test_an_infrastructure_failure_retried_on_resume_gives_way(keyed, tmp_path):
+    """As records.dedupe has it: a lost episode's failure record, then its retry."""
+    run = _copy(keyed, "constant", tmp_path)
+    first, second = _records(run)
+    lost = {**first, "passed": False, "score": 0.0, "answer": None, "truth": None,
+            "details": {"infrastructure_failure": "worker died"}}
+    _write_records(run, [lost, first, second])
+    result = _cli("verify", str(run / "records.jsonl"), "--key-file", str(keyed["key_file"]))
+    assert result.exit_code == 0, result.output
+    assert "2 confirmed" in result.output and "1 infrastructure failures retried" in result.output
+    # a real record never gives way: the same record twice is a duplicate
+    _write_records(run, [first, first, second])
+    _rejected(_verify(run, keyed), run, "a second record of the episode")
