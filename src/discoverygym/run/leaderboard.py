@@ -107,9 +107,10 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
         rows = [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
     finally:
         con.close()
+    notes: dict[Path, dict[str, Any]] = {}
     for row in rows:
         runs = [Path(f).parent for f in row.pop("run_files")]
-        row["verified"], row["commitment"] = verification_cell(runs)
+        row["verified"], row["commitment"] = verification_cell(runs, notes)
     return rows
 
 

@@ -57,12 +57,16 @@ def verification_of(run: Path) -> dict[str, Any]:
     return out
 
 
-def verification_cell(runs: list[Path]) -> tuple[str, str]:
+def verification_cell(runs: list[Path],
+                      notes_by_run: dict[Path, dict[str, Any]] | None = None) -> tuple[str, str]:
     """(verified, commitment) for a leaderboard group made of the records of `runs`:
     "yes" when every run is verified (with the commitment's first 12 hex digits, or
     "public" for public draws), "k of n runs" when some are, else the one status they
-    share; the full commitments, space separated."""
-    notes = [verification_of(run) for run in runs]
+    share; the full commitments, space separated. `notes_by_run` caches each run's note
+    across the groups of one leaderboard (a run is hashed once)."""
+    cache = {} if notes_by_run is None else notes_by_run
+    notes = [cache[run] if run in cache else cache.setdefault(run, verification_of(run))
+             for run in runs]
     verified = [n for n in notes if n["status"] == "verified"]
     commitments = sorted({n["commitment"] or "public" for n in verified})
     if notes and len(verified) == len(notes):
