@@ -166,7 +166,6 @@ def read_run_info(run_json: Path) -> dict[str, Any]:
     return info
 
 
-
 # ---- the plan and the key ----------------------------------------------------------------
 
 def checked_plan(info: dict[str, Any], pinned_digest: str | None) -> tuple[dict[str, Any], str]:
@@ -176,7 +175,11 @@ def checked_plan(info: dict[str, Any], pinned_digest: str | None) -> tuple[dict[
     if not isinstance(plan, dict) or not isinstance(digest, str):
         raise RunRefused("run.json holds no plan (a run made before plans were recorded, or "
                          "an edited run.json): nothing can be confirmed")
-    if plan_digest(plan) != digest:
+    try:
+        computed = plan_digest(plan)
+    except (TypeError, ValueError, RecursionError):
+        raise RunRefused("run.json's plan cannot be read back as JSON") from None
+    if computed != digest:
         raise RunRefused("run.json's plan does not match its plan_digest: the plan was edited")
     if pinned_digest is not None and pinned_digest.strip().lower() != digest:
         raise RunRefused(f"the run's plan digest is {digest}, not the published "
