@@ -49,36 +49,44 @@ def verify(
     commitment: Annotated[str | None, typer.Option(
         help="The commitment published before the evaluation: the key must match it.")]
         = None,
+    plan_digest: Annotated[str | None, typer.Option(
+        help="The plan digest published before the evaluation: run.json's plan must "
+             "have it.")] = None,
 ):
-    """Replay every record of a run: rebuild its episode (with the key where the record
-    names one), re-score the recorded answer and confirm truth, passed and score. Exit 1
-    on any mismatch."""
+    """Hold a run to the plan in its run.json and replay every record: each planned
+    episode must have exactly one record, drawn with the run's key, whose answer,
+    truth, passed, score and metric value replay (numbers to 1e-9 relative). Writes
+    RUN/verified.json; exit 0 only when every planned episode is confirmed."""
     from .core.keys import BadKey, resolve_key
-    from .run.verify import MISMATCH, KeyMismatch, verify_records
+    from .run.verify import ACCEPTED, RunRefused, verify_run, write_verified
 
-    path = run / "records.jsonl" if run.is_dir() else run
-    if not path.is_file():
-        console.print(f"[red]error:[/red] no records at {escape(str(path))}")
-        raise typer.Exit(1)
+    run_dir = run.parent if run.name == "records.jsonl" and not run.is_dir() else run
     try:
         key = resolve_key(key_file)
-        if commitment is not None and (key is None or key.commitment != commitment.strip()):
-            raise KeyMismatch("the key does not match the published commitment")
-        verdicts = verify_records(path, key)
-    except (BadKey, KeyMismatch) as exc:
+        report = verify_run(run_dir, key, commitment=commitment, pinned_digest=plan_digest,
+                            key_given=key_file is not None or commitment is not None)
+    except (BadKey, RunRefused) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
-    table = Table(title=f"verify {escape(str(path))}")
+    table = Table(title=f"verify {escape(str(run_dir))}")
     for column in ("line", "episode", "verdict", "detail"):
         table.add_column(column)
-    for v in verdicts:
-        style = {"ok": "green", MISMATCH: "red"}.get(v.status, "yellow")
-        table.add_row(str(v.line), escape(v.episode), f"[{style}]{v.status}[/{style}]",
-                      escape(v.detail))
+    for v in report.verdicts:
+        style = "green" if v.status in ACCEPTED else "red"
+        table.add_row(str(v.line or "–"), escape(v.episode),
+                      f"[{style}]{escape(v.status)}[/{style}]", escape(v.detail))
     console.print(table)
-    counts = {s: sum(v.status == s for v in verdicts) for s in ("ok", MISMATCH,
-                                                              "not replayable")}
-    console.print(f"{counts['ok']} confirmed, {counts[MISMATCH]} mismatched, "
-                  f"{counts['not replayable']} not replayable")
-    if counts[MISMATCH]:
+    against = (f"key {report.key_id}, commitment {report.commitment}" if report.key_id
+               else "public draws (no key)")
+    console.print(f"{report.summary_line()}", soft_wrap=True)
+    console.print(f"plan {report.plan_digest}; {against}", soft_wrap=True)
+    try:
+        note = write_verified(report)
+    except OSError as exc:
+        console.print(f"[yellow]warning:[/yellow] cannot write verified.json: "
+                      f"{escape(exc.strerror or str(exc))}", soft_wrap=True)
+    else:
+        console.print(f"{'verified' if report.verified else 'rejected'}: "
+                      f"{escape(str(note))}", soft_wrap=True)
+    if not report.verified:
         raise typer.Exit(1)

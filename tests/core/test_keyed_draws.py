@@ -206,6 +206,7 @@ def test_verify_catches_a_tampered_record(keyed_run, tmp_path, tamper):
         record["truth"] = 12345.0
     lines[0] = json.dumps(record)
     (tmp_path / "records.jsonl").write_text("\n".join(lines) + "\n")
+    shutil.copy(keyed_run["out"] / "run.json", tmp_path / "run.json")
     result = _cli("verify", str(tmp_path), "--key-file", str(keyed_run["key_file"]))
     assert result.exit_code == 1 and "mismatch" in result.output
 
@@ -221,8 +222,8 @@ def test_verify_replays_public_records_without_a_key_and_reports_hostile_lines(t
         fh.write(json.dumps({"suite": "gravity", "task_id": "period", "seed": 10**400,
                              "options": {}}) + "\n")
     result = _cli("verify", str(out))
-    assert result.exit_code == 0, result.output
-    assert "1 confirmed, 0 mismatched, 2 not replayable" in result.output
+    assert result.exit_code == 1, result.output  # a run with lines no reader can use
+    assert "1 confirmed, 1 mismatched, 0 missing, 1 unreadable" in result.output
 
 
 def test_resuming_a_run_with_another_key_is_refused(keyed_run, tmp_path):
@@ -434,16 +435,24 @@ def test_verify_replays_a_stored_answer_and_says_what_it_cannot_replay(tmp_path)
     """tpbench scores the answer it stored (replayed through a rebuilt episode); a
     packages score reads the files the agent left, which no record holds."""
     from discoverygym.core import make_agent, play_agent
-    from discoverygym.run.verify import NOT_REPLAYABLE, OK, verify_records
+    from discoverygym.run.plan import make_plan, plan_digest
+    from discoverygym.run.verify import OK, TRUTH_ONLY, verify_run
 
-    lines = []
+    verdicts = []
     for suite, task, agent in (("tpbench", "atwood-disk-pulley", "reference"),
                                ("packages", "gravity-force-law", "constant")):
-        episode = EpisodeSpec(suite, task, 0, {}, KEY).build()
+        spec = EpisodeSpec(suite, task, 0, {}, KEY)
+        episode = spec.build()
         play_agent(make_agent(suite, agent), episode)
-        lines.append(episode.record(agent=agent).to_json())
-    path = tmp_path / "records.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    tpbench, packages = verify_records(path, KEY)
+        run = tmp_path / suite
+        run.mkdir()
+        (run / "records.jsonl").write_text(episode.record(agent=agent).to_json() + "\n")
+        plan = make_plan([spec])
+        (run / "run.json").write_text(json.dumps({"plan": plan,
+                                                  "plan_digest": plan_digest(plan)}))
+        report = verify_run(run, KEY)
+        assert report.verified, report
+        verdicts += report.verdicts
+    tpbench, packages = verdicts
     assert tpbench.status == OK, tpbench
-    assert packages.status == NOT_REPLAYABLE and "truth confirmed" in packages.detail
+    assert packages.status == TRUTH_ONLY and "truth confirmed" in packages.detail

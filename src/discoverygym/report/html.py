@@ -17,6 +17,7 @@ from ..core import get_suite
 from ..core.budget import read_budgets
 from ..core.escape import for_html, safe_href
 from ..core.record import read_records
+from ..run.note import verification_of
 from ..run.summary import summarize_budgets
 from .figures import histogram_html
 
@@ -159,7 +160,8 @@ def build_report(run_dir: Path) -> str:
     mean_usage = _dict(summary.get("mean_usage"))
     parts = [f"<h1>discoverygym · {esc(suite_name)} · {esc(who)}</h1>",
              f'<p class="muted">{esc(run_dir)} · created {esc(run_info.get("created"))} · '
-             f'discoverygym {esc(_dict(run_info.get("versions")).get("discoverygym"))}</p>']
+             f'discoverygym {esc(_dict(run_info.get("versions")).get("discoverygym"))}</p>',
+             verification_html(run_dir)]
 
     parts.append("<h2>Summary</h2>")
     if n_not_records:
@@ -239,6 +241,23 @@ def build_report(run_dir: Path) -> str:
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>discoverygym report: {esc(suite_name)} {esc(who)}</title>"
             f"<style>{CSS}</style></head><body>{body}</body></html>")
+
+
+def verification_html(run_dir: Path) -> str:
+    """Whether `discoverygym verify` confirmed this run, against which commitment and
+    plan (run/note.py; a note older than the records reads as stale)."""
+    note = verification_of(run_dir)
+    status = note["status"]
+    if status == "verified":
+        against = (f"the key with commitment <code>{esc(note['commitment'])}</code>"
+                   if note["commitment"] else "public draws (no key)")
+        return (f'<p class="pass">Verified: every planned episode replayed against '
+                f'{against}; plan digest <code>{esc(note["plan_digest"])}</code>.</p>')
+    text = {"rejected": "Rejected by <code>discoverygym verify</code> (see verified.json).",
+            "stale": "Not verified: records.jsonl or run.json changed after "
+                     "<code>discoverygym verify</code> ran.",
+            "unverified": "Not verified (<code>discoverygym verify RUN</code> replays it)."}
+    return f'<p class="{"fail" if status != "unverified" else "muted"}">{text[status]}</p>'
 
 
 def _short(value: Any, limit: int = 120) -> str:

@@ -18,12 +18,27 @@ from .lifeline import bind_to_driver
 
 def run_serial(jobs: Sequence[Job], workers: int = 1,
                groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
-    """One job after another in this process (where every group shares it anyway)."""
+    """One job after another in this process (where every group shares it anyway),
+    with BLAS at one thread as in the process pool's workers."""
     for i, (fn, args) in enumerate(jobs):
         try:
-            yield i, fn(*args)
+            with single_threaded_numerics():
+                result = fn(*args)
         except Exception as exc:  # noqa: BLE001 - reported per job by the driver
-            yield i, exc
+            result = exc
+        yield i, result
+
+
+def single_threaded_numerics() -> contextlib.AbstractContextManager[Any]:
+    """BLAS/OpenMP pools of this process at one thread while the block runs, as in the
+    workers (see worker_thread_budget), so that a truth computed here has the same bits.
+    threadpoolctl does it where installed; without it, the tolerance of `verify` covers
+    the last bits a threaded BLAS may change."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
 
 
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -31,11 +46,14 @@ THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 @contextlib.contextmanager
 def worker_thread_budget(workers: int) -> Iterator[None]:
-    """While workers start, give each a share of the cores for BLAS/OpenMP threads
-    (where the user has not set them): N workers each running a BLAS with one thread
-    per core oversubscribe the machine, and a 1024 x 1024 eigendecomposition then took
-    20-45 times longer (mad's quantum world)."""
-    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    """While workers start, pin each one's BLAS/OpenMP pools to one thread (where the
+    user has not set them). Two reasons: N workers each running a BLAS with one thread
+    per core oversubscribe the machine (a 1024 x 1024 eigendecomposition then took
+    20-45 times longer in mad's quantum world); and the order of a threaded BLAS's sums
+    depends on its thread count, so truths computed with one thread have the same bits
+    whatever the worker count, and `discoverygym verify` replays them (single-threaded
+    too) bit for bit. Parallelism comes from the workers."""
+    share = "1"
     added = [name for name in THREAD_VARS if name not in os.environ]
     for name in added:
         os.environ[name] = share

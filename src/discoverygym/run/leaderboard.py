@@ -11,17 +11,20 @@ from typing import Any
 TOP_LEVEL = ("suite", "task_id", "agent", "model", "protocol", "world", "seed", "metric")
 # The figures of every group, in the order they are shown.
 METRICS = ("n", "n_passed", "pass_rate", "pass_rate_se", "mean_score", "mean_observations",
-           "mean_tool_calls", "mean_tokens", "total_usd", "mean_wall_s")
+           "mean_tool_calls", "mean_tokens", "total_usd", "mean_wall_s", "verified",
+           "commitment")
 # Their headers in the terminal table: short, with spaces where a narrow column wraps.
 METRIC_LABELS = {"n": "n", "n_passed": "passed", "pass_rate": "pass rate",
                  "pass_rate_se": "± s.e.", "mean_score": "mean score",
                  "mean_observations": "mean obs", "mean_tool_calls": "mean tool calls",
                  "mean_tokens": "mean tokens", "total_usd": "total usd",
-                 "mean_wall_s": "mean wall s"}
+                 "mean_wall_s": "mean wall s", "verified": "verified",
+                 "commitment": "commitment"}
 #: The output formats of `discoverygym leaderboard`.
 FORMATS = ("table", "csv", "json", "markdown")
 # What the terminal table shows unless asked (`--columns`): it fits 80 columns.
-TABLE_METRICS = ("n", "pass_rate", "pass_rate_se", "mean_score")
+# "verified": whether `discoverygym verify` confirmed the group's runs (run/note.py).
+TABLE_METRICS = ("n", "pass_rate", "pass_rate_se", "mean_score", "verified")
 
 
 def record_files(paths: list[str]) -> list[str]:
@@ -53,8 +56,11 @@ def _key_sql(key: str) -> str:
 
 def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
     """Pass rate (with binomial standard error), mean score, mean usage and cost per
-    group. Every record counts; a missing answer is a failed record."""
+    group, and whether `discoverygym verify` confirmed the runs of the group (against
+    which commitments). Every record counts; a missing answer is a failed record."""
     import duckdb
+
+    from .note import verification_cell
 
     files = record_files(paths)
     keys = by or ["suite", "agent", "model"]
@@ -65,7 +71,7 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
     usage = "TRY_CAST(json ->> '$.usage.{}' AS DOUBLE)"
     sql = f"""
         WITH r AS (
-            SELECT {selects},
+            SELECT {selects}, filename AS dg_run_file,
                    coalesce(json_type(json, '$.passed') = 'BOOLEAN'
                             AND json ->> '$.passed' = 'true', false) AS passed,
                    TRY_CAST(json ->> '$.score' AS DOUBLE) AS score,
@@ -90,16 +96,22 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
                avg(tool_calls) AS mean_tool_calls,
                avg(tokens) AS mean_tokens,
                sum(usd) AS total_usd,
-               avg(wall_s) AS mean_wall_s
+               avg(wall_s) AS mean_wall_s,
+               list(DISTINCT dg_run_file) AS run_files
         FROM r GROUP BY {group} ORDER BY pass_rate DESC, {group}
     """
     con = duckdb.connect()
     try:
         cur = con.execute(sql, [files])
         cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+        rows = [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
     finally:
         con.close()
+    notes: dict[Path, dict[str, Any]] = {}
+    for row in rows:
+        runs = [Path(f).parent for f in row.pop("run_files")]
+        row["verified"], row["commitment"] = verification_cell(runs, notes)
+    return rows
 
 
 def choose_columns(rows: list[dict[str, Any]], by: list[str], columns: str | None,

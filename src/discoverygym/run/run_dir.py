@@ -16,6 +16,7 @@ from typing import Any
 from .. import __version__
 from ..core import EpisodeSpec, episode_key, get_suite
 from ..core.record import read_records
+from .plan import plan_digest
 from .records import (
     RecordWriter,
     dedupe,
@@ -63,9 +64,12 @@ class RunDirectory:
         return (episode_key(spec.suite, spec.task_id, spec.seed, spec.options),
                 epoch) in self._done
 
-    def write_info(self, **info: Any) -> None:
-        """run.json: what ran and with what (creation time kept across resumes)."""
+    def write_info(self, plan: dict[str, Any], **info: Any) -> None:
+        """run.json: what ran and with what (creation time kept across resumes), and
+        the plan with its digest (run/plan.py), which `discoverygym verify` holds the
+        records to."""
         info = {"created": datetime.now(timezone.utc).isoformat(), **info,
+                "plan": plan, "plan_digest": plan_digest(plan),
                 "versions": versions(), "platform": platform.platform()}
         write_run_info(self.path, info, resume=self.resume)
 

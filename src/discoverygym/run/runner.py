@@ -15,6 +15,7 @@ from ..core import EpisodeSpec, get_suite
 from ..core.record import EpisodeRecord, Usage
 from .episode_worker import play_scripted
 from .executors import ExecutorLost, get_executor
+from .plan import make_plan
 from .run_dir import RunDirectory
 
 
@@ -62,7 +63,10 @@ def run_episodes(
         job, job_args = play_scripted, (agent,)
     run_dir = RunDirectory(out_dir, resume=resume)
     todo = [s for s in specs if not run_dir.is_done(s)]
-    run_dir.write_info(who=who or agent, executor=executor, workers=workers,
+    planned_from = config or {}
+    run_dir.write_info(make_plan(specs, options=planned_from.get("options"),
+                                 seeds=planned_from.get("seeds")),
+                       who=who or agent, executor=executor, workers=workers,
                        n_planned=len(specs), config=config or {})
 
     execute = get_executor(executor)

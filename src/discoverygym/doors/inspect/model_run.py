@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core import EpisodeSpec, Suite, get_suite
+from ...run.plan import make_plan
 from ...run.run_dir import RunDirectory
 from ...run.runner import RunResult, check_resumed_key
 from ...sandbox import SandboxConfig
@@ -87,7 +88,11 @@ def run_model(
             if not all(run_dir.is_done(spec, e) for e in range(1, n_epochs + 1))]
     if limit is not None:
         todo = todo[: int(limit)]
-    run_dir.write_info(who=model, executor="inspect", n_planned=len(specs),
+    planned_from = config or {}
+    planned = specs if limit is None else specs[: int(limit)]
+    plan = make_plan(planned, options=planned_from.get("options"),
+                     seeds=planned_from.get("seeds"), epochs=n_epochs, limit=limit)
+    run_dir.write_info(plan, who=model, executor="inspect", n_planned=len(specs),
                        config=config or {},
                        inspect={"model": model, "model_args": model_args or {},
                                 "epochs": n_epochs, "limit": limit,
