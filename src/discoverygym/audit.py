@@ -32,6 +32,7 @@ __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", 
 PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.attacks",
     "discoverygym.core.keyed_attacks",
+    "discoverygym.core.key_attacks",
     "discoverygym.doors.shared.interpreter_attacks",
     "discoverygym.doors.harbor.attacks",
     "discoverygym.sandbox.attacks",
