@@ -566,3 +566,33 @@ def test_the_documented_example_runs_as_written():
     lines = done.stdout.strip().splitlines()
     assert "['observe', 'submit']" in lines and lines[-1].startswith("True 0.0 False")
     assert any(line.endswith(" 97.0") for line in lines)
+
+
+def test_the_capacity_family_holds_and_finds_both_holes_without_the_defence(monkeypatch):
+    """The audit's `openenv-capacity` family (doors/openenv/attacks.py), declared beside
+    the server: held now; with the server's own OpenEnv behaviour back (socketless
+    sessions offered everywhere, every request counted as activity) both attacks are
+    findings."""
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    from discoverygym.audit import PLATFORM_ATTACK_MODULES
+    from discoverygym.core import get_suite
+    from discoverygym.core.audit_registry import AuditTarget
+    from discoverygym.doors.openenv import attacks, server
+
+    assert "discoverygym.doors.openenv.attacks" in PLATFORM_ATTACK_MODULES
+    target = AuditTarget(get_suite("toy"))
+    held = attacks.capacity_attacks(target)
+    assert all(o.ok for o in held), held
+
+    original = server._socket_held_server
+
+    def openenv_as_it_was(*, socketless: bool) -> type:
+        class AsItWas(original(socketless=True)):
+            _update_session_activity = HTTPEnvServer._update_session_activity
+        return AsItWas
+
+    monkeypatch.setattr(server, "_socket_held_server", openenv_as_it_was)
+    monkeypatch.setattr(attacks, "SQUAT_FOR_S", 12.0)
+    found = attacks.capacity_attacks(target)
+    assert not any(o.ok for o in found), found
