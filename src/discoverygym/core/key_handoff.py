@@ -69,6 +69,11 @@ def hand_off(argv: list[str] | None = None) -> None:
     found = _key_file_values(argv[1:])
     if not found:
         return
+    # The program's arguments must be the tail of the interpreter's own command line
+    # (sys.orig_argv), or the new image could not be started the same way.
+    tail = len(argv) - 1
+    if list(sys.orig_argv[len(sys.orig_argv) - tail:]) != argv[1:]:
+        return
     try:
         read = {value: keys.read_key_file(value) for _, _, value in found}
     except keys.BadKey:
@@ -85,7 +90,7 @@ def hand_off(argv: list[str] | None = None) -> None:
         args[index] = tokens[value] if form == "separate" else f"{_OPTION}={tokens[value]}"
     # sys.orig_argv holds the interpreter's own options (-m discoverygym, -I, ...)
     # before the program's arguments, which are the tail it shares with sys.argv.
-    head = sys.orig_argv[:len(sys.orig_argv) - (len(argv) - 1)]
+    head = sys.orig_argv[:len(sys.orig_argv) - tail]
     os.environ[HANDOFF_FD_ENV] = str(read_fd)
     sys.stdout.flush()
     sys.stderr.flush()
