@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 
 from . import keys
@@ -49,9 +50,14 @@ def receive() -> None:
         return
     try:
         fd = int(fd_text)
+        if fd < 3 or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return  # not the pipe a hand-off leaves (a stray variable): never stdin
+        # Ours is written whole and closed before the exec: it never blocks. Any other
+        # pipe would, so it is read without blocking and then left alone.
+        os.set_blocking(fd, False)
         with os.fdopen(fd, "rb") as pipe:
             payload = json.loads(pipe.read(1 << 16))
-    except (ValueError, OSError):
+    except (ValueError, OSError, TypeError):
         return  # not ours to read: the command then reads its options as given
     for token, (secret_hex, path) in payload.items():
         keys._HANDED[token] = keys.Key(bytes.fromhex(secret_hex))
