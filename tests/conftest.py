@@ -70,6 +70,8 @@ SLOW_MODULES = frozenset({
     "test_audit_families.py",  # the audit's families, played against real sandboxes
     "test_sandbox_sealed_verifier.py",  # the verifier's isolation, at every level
     "test_tpbench_calibration.py",
+    "test_audit_key_families.py",  # #38's families, against real sandboxes and a verifier
+    "test_harbor_verifier_secrets.py",  # the verifier's secrets, at every scoring level
 })
 
 # module -> test functions (every parametrization) that each took over ~3.5 s.
@@ -96,6 +98,10 @@ SLOW_TESTS = {
     "test_mad_fluid_world.py": ("test_altered_law_defeats_the_standard_model",),
     "test_mad_protocol.py": ("test_describe_law_scores_the_function_against_the_true_law",),
     "test_mcp_server.py": ("test_mcp_client_plays_a_gravity_episode_to_a_passing_record",),
+    "test_key_hygiene.py": ("test_every_key_file_read_is_sealed_from_the_sandbox",
+                            "test_the_python_tool_finds_neither_key_nor_path",
+                            "test_without_the_hand_off_the_path_shows_on_the_command_line",
+                            "test_an_unreadable_key_is_left_to_the_command_to_report"),
     "test_docs_door_prompts.py": ("test_mcp_instructions_name_only_its_tools",),
     "test_packages_check.py": ("test_the_frozen_gravity_sota_reruns_and_beats_the_baseline",),
     "test_packages_episode.py": ("test_cli_baseline_run_scores_every_shipped_package",),

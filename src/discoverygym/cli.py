@@ -599,7 +599,12 @@ app.command("verify")(verify)
 def main() -> None:
     """The `discoverygym` entry point: the app, with environment failures that no command
     caught (a missing extra, a path that cannot be written) said in one line, exit 1.
-    DISCOVERYGYM_DEBUG=1 shows the traceback instead."""
+    DISCOVERYGYM_DEBUG=1 shows the traceback instead. A key file named on the command
+    line is read first and handed to a re-executed image on a pipe, so the running
+    process's command line never names it (core/key_handoff.py)."""
+    from .core.key_handoff import hand_off
+
+    hand_off()
     try:
         app()
     except (ImportError, OSError) as exc:

@@ -215,8 +215,8 @@ def test_the_harbor_reward_is_held_at_every_level_a_door_family_played_on_tpbenc
     from discoverygym.sandbox.attacks import working_levels
 
     assert "discoverygym.doors.harbor.attacks" in PLATFORM_ATTACK_MODULES
-    (family,) = harbor_attacks.ATTACKS
-    assert family.name == "harbor-levels" and family.needs_interpreter
+    family = {f.name: f for f in harbor_attacks.ATTACKS}["harbor-levels"]
+    assert family.needs_interpreter
     assert family.applies(_target("tpbench")) and not family.applies(_target("gravity"))
     outcomes = harbor_attacks.reward_forger_attacks(_target("tpbench"))
     assert len(outcomes) == len(working_levels()) and all(o.ok for o in outcomes), outcomes

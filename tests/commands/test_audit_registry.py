@@ -119,7 +119,8 @@ def test_the_shipped_families():
     assert get_suite("stargazer").audit_attacks() == () == get_suite("mad").audit_attacks()
     platform = {f.name for m in PLATFORM_ATTACK_MODULES
                 for f in importlib.import_module(m).ATTACKS}
-    assert platform == {"arguments", "rebuild", "interpreter", "harbor-levels", "sandbox",
+    assert platform == {"arguments", "rebuild", "keys", "interpreter", "harbor-levels",
+                        "harbor-secrets", "sandbox", "key-file", "openenv-capacity",
                         "readers", "forged-runs"}
 
 

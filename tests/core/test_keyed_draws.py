@@ -8,6 +8,7 @@ is real) and fails on keyed ones."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -22,11 +23,13 @@ from typer.testing import CliRunner
 
 from discoverygym.cli import app
 from discoverygym.core import EpisodeSpec, get_suite
-from discoverygym.core.keys import KEY_ENV, KEY_FILE_ENV, Key, read_key_file
+from discoverygym.core.keys import KEY_ENV, KEY_FILE_ENV, Key, read_key_file, write_key_file
 from testpaths import REPO
 
-KEY = Key(bytes(range(32)))
-OTHER_KEY = Key(bytes(range(1, 33)))
+# Strong keys (a counting sequence such as bytes(range(32)) is refused as weak when read
+# from a file or the environment), fixed so the tests are deterministic.
+KEY = Key(hashlib.sha256(b"discoverygym test key").digest())
+OTHER_KEY = Key(hashlib.sha256(b"discoverygym other test key").digest())
 GRAVITY_A = EpisodeSpec("gravity", "period", 0,
                         {"world": "A", "protocol": "full-obs", "setup": "leak-free"})
 GRAVITY_PROC = EpisodeSpec("gravity", "total_energy", 0,
@@ -285,7 +288,13 @@ def test_harbor_export_is_keyed_with_opaque_names(tmp_path):
     for path in agent_side:
         assert KEY.hex() not in path.read_text(errors="replace"), path
     conf = json.loads((task.path / "tests" / "spec.json").read_text())
-    assert conf["spec"]["key"] == KEY.hex()
+    # the task's own subkey of the export key, never the export key itself
+    from discoverygym.doors.harbor.keyed import task_key
+    assert conf["spec"]["key"] == task_key(KEY, GRAVITY_A).hex() != KEY.hex()
+    assert index["tasks"][name]["task_key_id"] == task_key(KEY, GRAVITY_A).id
+    for path in task.path.rglob("*"):
+        if path.is_file():
+            assert KEY.hex() not in path.read_text(errors="replace"), path
     toml = (task.path / "task.toml").read_text()
     assert "period" not in toml and '"A"' not in toml
     # the verifier scores the oracle's files 1 and nothing 0
@@ -318,7 +327,7 @@ def test_verifiers_eval_split_is_keyed_and_train_is_public(monkeypatch, tmp_path
     from discoverygym.doors.verifiers.selection import split_specs
 
     key_file = tmp_path / "k"
-    key_file.write_text(KEY.hex() + "\n")
+    write_key_file(key_file, KEY)
     monkeypatch.setenv(KEY_FILE_ENV, str(key_file))
     evaluation = list(split_specs("gravity", "eval", {"tasks": "period", "worlds": "A"}))
     assert evaluation and all(s.key == KEY and s.key.id == KEY.id for s in evaluation)

@@ -10,12 +10,23 @@ at their verifier in their own attacks.py.
   run has returned, writes a forged reward into an open host folder. Expected at a level
   that meets VERIFIER_MINIMUM: nothing written (no process outlives the run, or the
   folder is out of its sight). Below it the level is weak by definition, and expected is
-  that work asking for the minimum is refused there with nothing run."""
+  that work asking for the minimum is refused there with nothing run.
+
+`key-file` (issue #38): a process started as `discoverygym --key-file PATH` starts
+(its entry point's hand-off, core/key_handoff.py) and this process reads the key, as a
+server does before it serves; the key file is then opened to every user (as if its mode
+allowed it), so only the seal guards it. At every level the script scans every
+/proc/PID/cmdline and /proc/PID/environ for the path or the key and opens the path.
+Expected: nothing found (before: at rlimits-uid the MCP server's command line named the
+file, and a 0644 key file was read). At rlimits-only the sandbox is the host's own user:
+the file is readable there as every host file is (documented), so only the command
+lines and environments are held to it."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -163,7 +174,93 @@ def sandbox_attacks(target: AuditTarget) -> list[Outcome]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+KEY_FILE_FAMILY = "key-file"
+#: A process started the way `discoverygym --key-file PATH` starts (its entry point
+#: hands the key off first), kept alive until its stdin closes.
+HOLD_KEY = ("from discoverygym.core.key_handoff import hand_off; hand_off(); import sys; "
+            "print('ready', flush=True); sys.stdin.read()")
+FIND_KEY = """
+import glob, json
+found, opened = [], False
+for name in glob.glob('/proc/[0-9]*/cmdline') + glob.glob('/proc/[0-9]*/environ'):
+    try:
+        data = open(name, 'rb').read()
+    except OSError:
+        continue
+    if PATH.encode() in data or SECRET.encode() in data:
+        found.append(name[len('/proc/'):])
+try:
+    opened = SECRET in open(PATH).read()
+except OSError:
+    pass
+print('FOUND', json.dumps({'processes': found, 'file': opened}))
+"""
+
+
+def _find_key(level: str, path: Path, secret: str) -> tuple[bool, str]:
+    import json
+
+    from . import SandboxConfig, run_isolated
+
+    code = f"PATH = {str(path)!r}\nSECRET = {secret!r}\n" + FIND_KEY
+    with forced_level(level):
+        result = run_isolated(code, config=SandboxConfig(preload={}, time_limit_s=60))
+    text = result.stdout.decode(errors="replace")
+    if "FOUND" not in text:
+        return False, f"the scan did not run: {(text or result.stderr.decode())[-200:]!r}"
+    found = json.loads(text.split("FOUND", 1)[1])
+    # At rlimits-only the sandbox is the host's own user: the file is as open as any.
+    ok = not found["processes"] and (not found["file"] or level == "rlimits-only")
+    return ok, (f"ran at {result.isolation}; key or path in {found['processes'][:4]}, "
+                f"key file {'read' if found['file'] else 'shut'}")
+
+
+def key_file_attacks(target: AuditTarget, *, hand_off: bool = True) -> list[Outcome]:
+    """The scan for the key and its path at every level of this host (`hand_off=False`
+    starts the holder without its hand-off: the test that shows the hole)."""
+    from ..core.key_handoff import HANDOFF_FD_ENV
+    from ..core.keys import new_key, read_key_file, write_key_file
+
+    folder = Path(tempfile.mkdtemp(prefix="dg-audit-keyfile-"))
+    os.chmod(folder, 0o755)  # any uid may enter: only the file and the seal guard it
+    path = folder / "eval.key"
+    key = new_key()
+    write_key_file(path, key)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DISCOVERYGYM_KEY")}
+    if not hand_off:
+        env[HANDOFF_FD_ENV] = ""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_KEY, "--key-file", str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env)
+    try:
+        ready = holder.stdout.readline() if holder.stdout else b""
+        read_key_file(path)  # as the server's own process does: the seal now covers it
+        os.chmod(path, 0o644)
+        outcomes = []
+        for level in working_levels():
+            outcomes.append(guard(
+                KEY_FILE_FAMILY, f"scan every process's command line and environment, "
+                f"open the key file, at {level}",
+                "neither the key nor its path" + (" (the file: open at this weak level)"
+                                                  if level == "rlimits-only" else ""),
+                lambda level=level: (_find_key(level, path, key.hex()) if ready
+                                     else (False, "the key holder did not start"))))
+        return outcomes
+    finally:
+        if holder.stdin:
+            holder.stdin.close()
+        try:
+            holder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 ATTACKS = (
     AttackFamily(FAMILY, "inherited descriptors and a detached reward forger at every "
                  "isolation level", sandbox_attacks, needs_interpreter=True),
+    AttackFamily(KEY_FILE_FAMILY, "the key file and its path, looked for from inside the "
+                 "sandbox at every isolation level", key_file_attacks,
+                 needs_interpreter=True),
 )

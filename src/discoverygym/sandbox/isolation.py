@@ -118,8 +118,10 @@ def _outermost(paths: list[str]) -> list[str]:
 
 def hidden_paths(config: SandboxConfig) -> list[str]:
     """Host paths the sandbox must not see: the cache (both the configured and the
-    default root), the package source and its checkout, ./runs, config.hidden_paths."""
+    default root), the package source and its checkout, ./runs, every key file this
+    process has read (core/keys.py), config.hidden_paths."""
     from ..core import paths
+    from ..core.keys import key_files_read
 
     found: list[Path] = [paths.cache_root(), paths.package_dir(), Path.cwd() / "runs"]
     if os.environ.get("DISCOVERYGYM_CACHE"):
@@ -129,6 +131,7 @@ def hidden_paths(config: SandboxConfig) -> list[str]:
         if (parent / "pyproject.toml").exists():
             found.append(parent)
             break
+    found.extend(Path(p) for p in key_files_read())
     found.extend(Path(p) for p in config.hidden_paths)
     out = []
     for p in found:
@@ -419,8 +422,8 @@ def _bwrap_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> list
     for target, link in _symlinked_system_dirs():
         cmd += ["--symlink", target, link]
     masked = [h for h in hidden if any(_under(h, e) for e in exposed) and os.path.exists(h)]
-    for path in masked:
-        cmd += ["--tmpfs", path]
+    for path in masked:  # a folder under an empty tmpfs, a file (a key file) as empty
+        cmd += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
     for path in exposed:  # re-expose what a mask covered (a venv inside a hidden tree)
         if any(_under(path, m) and path != m for m in masked):
             cmd += ["--ro-bind", path, path]
@@ -462,8 +465,11 @@ def _unshare_argv(config: SandboxConfig, layout: Layout, inner: list[str]) -> li
     for target, link in _symlinked_system_dirs():
         lines.append(f'ln -s {q(target)} "$R"{q(link)}')
     masked = [h for h in hidden if any(_under(h, e) for e in exposed) and os.path.exists(h)]
-    for path in masked:
-        lines.append(f'mount -t tmpfs -o size=4k,mode=755 none "$R"{q(path)}')
+    for path in masked:  # a folder under an empty tmpfs, a file (a key file) as empty
+        if os.path.isdir(path):
+            lines.append(f'mount -t tmpfs -o size=4k,mode=755 none "$R"{q(path)}')
+        else:
+            lines.append(f'mount --bind /dev/null "$R"{q(path)}')
     for path in exposed:
         if any(_under(path, m) and path != m for m in masked):
             bind_ro(path)

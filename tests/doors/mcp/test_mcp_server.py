@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -137,3 +138,50 @@ def test_hostile_arguments_over_mcp_are_short_free_errors_and_the_record_is_writ
     data = json.loads(record.read_text())
     assert data["usage"]["observations"] == 0 and data["usage"]["tool_errors"] == 4
     assert data["answer"] == 50.0
+
+
+
+async def _race(record: Path) -> list[bool]:
+    """Four probes that each take 0.2 s, and a submit sent while they run, through the
+    door's own server in this process; which probes the client was served."""
+    import time
+
+    from mcp import Client
+
+    import toy_suite
+    from discoverygym.core import get_suite
+    from discoverygym.doors.mcp.server import build_server
+
+    toy_suite.install()
+    episode = get_suite("toy").episode("guess", seed=0, budget=40)
+    spec, fast = episode._tool_table["probe"]
+
+    def slow_probe(args):
+        time.sleep(0.2)  # a call still running when the submit ends the episode
+        return fast(args)
+
+    episode._tool_table["probe"] = (spec, slow_probe)
+    bound = build_server(episode, record, interpreter=False)
+    served: list[bool] = []
+    async with Client(bound.server) as client:
+        async def probe(x: float) -> None:
+            res = await client.call_tool("probe", {"x": x})
+            served.append(not res.is_error)
+
+        async with anyio.create_task_group() as group:
+            for i in range(4):
+                group.start_soon(probe, float(i))
+            await anyio.sleep(0.05)
+            group.start_soon(client.call_tool, "submit", {"answer": 50.0})
+    return served
+
+
+def test_a_call_racing_submit_is_served_and_counted_or_refused(tmp_path):
+    """Issue #38: two observes racing a submit sent the client 20 rows that the record
+    counted as 0 observations (here: 4 probes served, 0 counted). Calls now run one at a
+    time: each probe the client was served is in the record; one after the end would
+    be refused."""
+    record = tmp_path / "rec.json"
+    served = anyio.run(_race, record)
+    data = json.loads(record.read_text())
+    assert served and data["usage"]["observations"] == sum(served), (served, data["usage"])

@@ -232,22 +232,67 @@ def _session_create(url: str) -> dict[str, Any]:
                       timeout=30).json()
 
 
-def test_a_thinking_socket_keeps_its_episode_and_socketless_sessions_expire(eval_url):
+def test_a_thinking_socket_keeps_its_episode(eval_url):
     """A socket idle past --session-timeout (1 s here; the reaper looks every 5 s) keeps
     its episode: reaping it ended the episode as a failure, and a reaped session whose
     socket stayed open played on beside new ones (more live environments than the
-    capacity). Sessions created without a socket fill slots only until they expire."""
+    capacity)."""
     with _ws(eval_url) as ws:
         _say(ws, "reset", {})
-        filler = _session_create(eval_url)  # --max-sessions 2: the last slot
-        assert "session_id" in filler.get("result", {}), filler
-        assert "error" in _session_create(eval_url)  # full
-        time.sleep(7)  # the socket thinks; the socketless session expires
+        time.sleep(7)  # the socket thinks past the timeout and a reaper pass
         step = _say(ws, "step", {"tool": "probe", "args": {"x": 50}})
         assert not step["data"]["done"] and step["data"]["observation"]["budget_left"] == 9
-        assert "session_id" in _session_create(eval_url).get("result", {})
-        with _ws(eval_url) as extra:  # the socket's session still holds its slot
-            assert json.loads(extra.recv(timeout=60))["data"]["code"] == "CAPACITY_REACHED"
+        with _ws(eval_url) as second, _ws(eval_url) as third:  # --max-sessions 2
+            assert _say(second, "reset", {})["type"] == "observation"
+            assert json.loads(third.recv(timeout=60))["data"]["code"] == "CAPACITY_REACHED"
+
+
+def test_an_evaluation_server_offers_no_socketless_session(eval_url):
+    """Issue #38: six `POST /mcp openenv/session/create` took all 4 slots with no socket
+    and no credentials, and a WebSocket client got CAPACITY_REACHED. An evaluation
+    server now refuses each such request, and WebSocket clients get every slot."""
+    for _ in range(6):
+        refused = _session_create(eval_url)
+        assert "error" in refused and "evaluation server" in refused["error"]["message"]
+    with _ws(eval_url) as one, _ws(eval_url) as two:  # --max-sessions 2: both slots
+        for ws in (one, two):
+            assert _say(ws, "reset", {})["type"] == "observation"
+
+
+@pytest.fixture(scope="module")
+def short_train_url() -> Iterator[str]:
+    """A training server (socketless sessions offered) with a 1 s session timeout."""
+    yield from _serve("--max-sessions", "2", "--client-seeds", "--session-timeout", "1",
+                      "--budget", "10")
+
+
+def _mcp(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    import httpx
+
+    return httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": method,
+                                          "params": params}, timeout=30).json()
+
+
+def test_failing_requests_do_not_keep_a_socketless_session_alive(short_train_url):
+    """Issue #38: pinging a squatted session every 2 s with a failing tools/list kept it
+    alive 24 s past a 6 s --session-timeout. Here the squatter pings every 0.5 s and
+    the session still expires on schedule (the reaper's first pass after the timeout,
+    at most 5 s): no HTTP request plays an episode of this server, so none counts as
+    activity. Both slots are then free for WebSocket clients."""
+    squatted = [_session_create(short_train_url)["result"]["session_id"] for _ in range(2)]
+    pings = []
+    for _ in range(60):  # 30 s of pings at most; the reaper passes every 5 s
+        answers = [_mcp(short_train_url, "tools/list", {"session_id": sid})
+                   for sid in squatted]
+        pings.append([a["error"]["message"] for a in answers])
+        assert all("error" in a for a in answers)  # tools/list fails: it plays nothing
+        if all("Unknown session_id" in m for m in pings[-1]):
+            break
+        time.sleep(0.5)
+    assert all("Unknown session_id" in m for m in pings[-1]), pings[-3:]
+    with _ws(short_train_url) as one, _ws(short_train_url) as two:
+        for ws in (one, two):
+            assert _say(ws, "reset", {})["type"] == "observation"
 
 
 def test_openenv_validate_passes_against_the_running_server(url):
@@ -521,3 +566,33 @@ def test_the_documented_example_runs_as_written():
     lines = done.stdout.strip().splitlines()
     assert "['observe', 'submit']" in lines and lines[-1].startswith("True 0.0 False")
     assert any(line.endswith(" 97.0") for line in lines)
+
+
+def test_the_capacity_family_holds_and_finds_both_holes_without_the_defence(monkeypatch):
+    """The audit's `openenv-capacity` family (doors/openenv/attacks.py), declared beside
+    the server: held now; with the server's own OpenEnv behaviour back (socketless
+    sessions offered everywhere, every request counted as activity) both attacks are
+    findings."""
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    from discoverygym.audit import PLATFORM_ATTACK_MODULES
+    from discoverygym.core import get_suite
+    from discoverygym.core.audit_registry import AuditTarget
+    from discoverygym.doors.openenv import attacks, server
+
+    assert "discoverygym.doors.openenv.attacks" in PLATFORM_ATTACK_MODULES
+    target = AuditTarget(get_suite("toy"))
+    held = attacks.capacity_attacks(target)
+    assert all(o.ok for o in held), held
+
+    original = server._socket_held_server
+
+    def openenv_as_it_was(*, socketless: bool) -> type:
+        class AsItWas(original(socketless=True)):
+            _update_session_activity = HTTPEnvServer._update_session_activity
+        return AsItWas
+
+    monkeypatch.setattr(server, "_socket_held_server", openenv_as_it_was)
+    monkeypatch.setattr(attacks, "SQUAT_FOR_S", 12.0)
+    found = attacks.capacity_attacks(target)
+    assert not any(o.ok for o in found), found

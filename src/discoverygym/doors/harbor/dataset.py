@@ -12,7 +12,7 @@ from typing import Any
 from ...core import EpisodeSpec, get_suite, plan_episodes
 from ...core.keys import Key, new_key
 from .export import ExportedTask, default_oracle, export_file_task
-from .keyed import opaque_name, write_index
+from .keyed import opaque_name, task_key, write_index
 from .sidecar import export_sidecar_task
 
 
@@ -26,8 +26,9 @@ def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = 
     per episode; an existing one is replaced). Single-submit episodes become file
     tasks, the others sidecar tasks.
 
-    Every task is keyed (`key`, else a fresh key for this export: keyed.py), named
-    opaquely, and listed in the private index `out_dir/discoverygym-index.json`."""
+    Every task is keyed (with its own subkey of `key`, else of a fresh key for this
+    export: keyed.py), named opaquely, and listed in the private index
+    `out_dir/discoverygym-index.json`."""
     key = key or new_key()
     if specs is None:
         chosen = plan_episodes(get_suite(suite), options, seeds, key=key)
@@ -36,10 +37,13 @@ def export_tasks(suite: str, out_dir: Path, *, options: dict[str, Any] | None = 
     chosen = chosen[:limit] if limit is not None else chosen
     oracle = oracle or default_oracle(suite)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_index(out_dir, key, {opaque_name(spec): spec for spec in chosen})
+    names = {opaque_name(spec): spec for spec in chosen}
+    write_index(out_dir, key, names)
     done = []
-    for spec in chosen:
-        task_dir = out_dir / opaque_name(spec)
+    for name, spec in names.items():
+        # What the task's verifier holds opens this task alone (keyed.task_key).
+        spec = spec.with_key(task_key(key, spec))
+        task_dir = out_dir / name
         if task_dir.exists():
             shutil.rmtree(task_dir)
         task_dir.mkdir()

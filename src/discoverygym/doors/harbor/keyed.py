@@ -5,7 +5,12 @@ The key travels only to the side that scores or serves the episode (the verifier
 tests/ folder; for a live task, the MCP sidecar's own container), never into the
 agent's image or its instruction. Task names are an HMAC of the episode under the key,
 so a name says nothing of the world, task or seed it stands for; the index
-(`INDEX_NAME` in the export folder) maps names back for the exporter."""
+(`INDEX_NAME` in the export folder) maps names back for the exporter.
+
+Each task is drawn and scored with a key of its own (`task_key`: a subkey of the
+export's key for that task's public identity), so what one task's verifier or sidecar
+holds (its spec.json) rebuilds that task alone, never another of the export. Whoever
+holds the export's key derives every task's key again to check records."""
 
 from __future__ import annotations
 
@@ -26,6 +31,12 @@ def opaque_name(spec: EpisodeSpec) -> str:
         raise ValueError("an exported task is always keyed")
     digest = spec.key.derive("harbor-task-name", spec.to_dict())
     return f"{spec.suite}-{digest:032x}"[: len(spec.suite) + 17]
+
+
+def task_key(export_key: Key, spec: EpisodeSpec) -> Key:
+    """The key one exported task is drawn with: the export key's subkey for the task's
+    public identity (suite, task, seed, options)."""
+    return export_key.subkey("harbor-task", spec.to_dict())
 
 
 def spec_conf(spec: EpisodeSpec) -> dict[str, Any]:
@@ -55,7 +66,8 @@ def write_index(out_dir: Path, key: Key, names: dict[str, EpisodeSpec]) -> Path:
             index = {"tasks": {}}
     tasks = index.setdefault("tasks", {})
     for name, spec in names.items():
-        tasks[name] = spec.to_dict() | {"key_id": key.id, "key_commitment": key.commitment}
+        tasks[name] = spec.to_dict() | {"key_id": key.id, "key_commitment": key.commitment,
+                                        "task_key_id": task_key(key, spec).id}
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:

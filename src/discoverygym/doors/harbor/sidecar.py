@@ -20,6 +20,7 @@ from typing import Any
 
 from ... import __version__
 from ...core import EpisodeSpec, get_suite
+from ...core.keys import remember_key_file
 from . import layout
 from .export import (
     ExportedTask,
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args(argv)
     spec: dict[str, Any] = json.loads(Path(args.spec).read_text())
+    remember_key_file(args.spec)  # it holds the task's key: sealed from any sandbox
     serve_http(spec_from_conf(spec), Path(args.record), host=args.host, port=args.port)
     return 0
 

@@ -7,12 +7,21 @@ episode's own, submits the answer file's arguments through the episode's `submit
 and writes Harbor's reward.json (`reward` is 1 for a pass, else 0; `score` is the
 episode's score) and the full record beside it. Everything the agent left is hostile:
 it is read without following links, with caps on size, depth and count, and a refused
-file is a failed record that says why, never a crash."""
+file is a failed record that says why, never a crash.
+
+The spec holds the task's key, and a tpbench answer runs as code in this container. So
+the spec is read into memory and its file removed (or, where it cannot be, made
+unreadable and sealed from every sandbox like a key file) before anything of the
+agent's runs; reward and record files already in the verifier folder are removed before
+scoring, so an early stop never leaves a planted reward; and the record's error and
+details are cut to a bound and scrubbed of the key, should answer code have echoed it."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -22,10 +31,18 @@ from typing import Any
 from ... import __version__
 from ...core import EpisodeRecord
 from ...core.bounded import UnsafeInput, clip, loads
+from ...core.keys import remember_key_file
 from ...core.safe_paths import Caps, UnsafePath, read_beneath, snapshot_tree, write_beneath
 from ...sandbox import SandboxConfig, SandboxUnavailable, resolve_level, strength
 from . import layout
 from .keyed import spec_from_conf
+
+#: The longest error, and the longest string in a record's details, that answer code
+#: can put into the verifier's record (its exception text, its output).
+MAX_ERROR_CHARS = 2_000
+MAX_DETAIL_CHARS = 8_000
+#: What the verifier writes into its folder (and removes first).
+OUTPUT_NAMES = ("reward.json", "record.json", ".reward.json.tmp", ".record.json.tmp")
 
 #: Caps on what the agent may leave in an output folder.
 OUTPUT_CAPS = Caps(max_files=2_000, max_total_bytes=256 * 1024 * 1024,
@@ -98,7 +115,7 @@ def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
     """Score the files under `root` (the verifier container's root, or a stand-in) for
     the episode `conf["spec"]` names. Never raises for anything the agent left."""
     if conf.get("record"):
-        return sidecar_record(conf, root)
+        return scrub(sidecar_record(conf, root), conf["spec"].get("key"))
     spec = spec_from_conf(conf["spec"])
     episode = spec.build()
     problems: list[str] = []
@@ -123,7 +140,63 @@ def verify(conf: dict[str, Any], *, root: Path = Path("/")) -> EpisodeRecord:
     record = episode.record(agent="harbor", error=reason)
     if reason and reason not in (record.error or ""):  # the suite's own reason came first
         record.error = f"{record.error}; {reason}"
+    return scrub(record, conf["spec"].get("key"))
+
+
+def scrub(record: EpisodeRecord, secret_hex: str | None) -> EpisodeRecord:
+    """Cut the record's error and every string in its details to a bound, and replace
+    the key (hex, either case) wherever it shows: answer code may have read it and
+    raised with it, and the record leaves the verifier."""
+    secret = re.compile(re.escape(secret_hex), re.IGNORECASE) if secret_hex else None
+
+    def clean(value: Any, limit: int) -> Any:
+        if isinstance(value, str):
+            text = secret.sub("[redacted]", value) if secret else value
+            return clip(text, limit)
+        if isinstance(value, dict):
+            return {clean(k, 200): clean(v, limit) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v, limit) for v in value]
+        return value
+
+    if record.error is not None:
+        record.error = clean(record.error, MAX_ERROR_CHARS)
+    record.details = clean(record.details, MAX_DETAIL_CHARS)
+    if secret is not None and isinstance(record.answer, str | dict | list):
+        record.answer = clean(record.answer, 1 << 20)
     return record
+
+
+def clear_outputs(logs: Path) -> None:
+    """Remove what a reward and record written before this verifier would be (planted by
+    the agent, or left by an earlier run), never following a link: if the verifier
+    stops early, no reward is better than someone else's."""
+    for name in OUTPUT_NAMES:
+        path = logs / name
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            print(f"warning: could not remove {str(path)!r}: {exc}", file=sys.stderr)
+
+
+def take_spec(path: Path) -> dict[str, Any]:
+    """The spec, read into memory; its file is removed before any answer code runs (it
+    holds the task's key). Where it cannot be removed (a read-only folder) it is made
+    unreadable to others and sealed from every sandbox, as a key file is."""
+    conf = json.loads(path.read_text())
+    remember_key_file(path)
+    try:
+        path.unlink()
+    except OSError:
+        try:
+            os.chmod(path, 0)
+        except OSError as exc:
+            print(f"warning: the spec {str(path)!r} stays on disk ({exc}); it is sealed "
+                  "from the sandbox", file=sys.stderr)
+    return conf
 
 
 def close_logs(logs: Path) -> None:
@@ -177,18 +250,24 @@ def score(conf: dict[str, Any], *, root: Path = Path("/"), logs: Path | None = N
     the reward (last)."""
     logs = logs or Path(conf.get("logs", layout.VERIFIER_LOGS))
     close_logs(logs)
+    clear_outputs(logs)
     record = verify(conf, root=root)
     write_reward(record, logs)
     return record
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    conf = json.loads(Path(args[0] if args else layout.SPEC).read_text())
+def verify_task(spec_path: Path, *, root: Path = Path("/")) -> EpisodeRecord:
+    """What `test.sh` runs: take the spec (read, then removed), score, write the reward."""
+    conf = take_spec(spec_path)
     if conf.get("discoverygym_version") != __version__:
         print(f"warning: the task was exported with discoverygym "
               f"{conf.get('discoverygym_version')}, this is {__version__}", file=sys.stderr)
-    record = score(conf)
+    return score(conf, root=root)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    record = verify_task(Path(args[0] if args else layout.SPEC))
     print(f"discoverygym verdict: passed={record.passed} score={record.score:.6g} "
           f"error={record.error or '-'}")
     return 0

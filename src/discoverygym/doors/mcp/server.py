@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,12 +121,26 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
     calls = CallLog()
     python = InterpreterTool(episode, calls) if interpreter else None
     state = {"written": False}
+    # The episode's tools run in worker threads, so calls a client sends at once run at
+    # once. One at a time: a call racing `submit` is then either served before the
+    # episode ends (and counted in its record) or refused after; before, two observes
+    # racing a submit sent the client 20 rows that the record never counted.
+    episode_lock = threading.Lock()
+
+    def call_episode(name: str, args: Any) -> ToolResult:
+        with episode_lock:
+            return episode.call(name, args)
+
+    def refuse_call(name: str, reason: str) -> ToolResult:
+        with episode_lock:
+            return episode.refuse(name, reason)
 
     def write_record(error: str | None = None) -> None:
         if state["written"]:
             return
         state["written"] = True
-        record = episode.record(agent=agent_name, error=error)
+        with episode_lock:  # no call is half counted when the record is taken
+            record = episode.record(agent=agent_name, error=error)
         if python is not None:
             python.record_calls(record.details)
         else:
@@ -146,14 +161,14 @@ def build_server(episode: Episode, record_path: Path, *, interpreter: bool = Tru
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, params.arguments or {}
         if isinstance(args, dict) and set(args) == {REFUSED}:
-            result = await anyio.to_thread.run_sync(episode.refuse, name, str(args[REFUSED]))
+            result = await anyio.to_thread.run_sync(refuse_call, name, str(args[REFUSED]))
             calls.note(name, None, result.text, True)
         elif python is not None and name == PYTHON_TOOL.name:
             code = args.get("code") if isinstance(args, dict) else None
             result = await anyio.to_thread.run_sync(python.run, code)
         else:
             started = time.perf_counter()
-            result = await anyio.to_thread.run_sync(episode.call, name, args)
+            result = await anyio.to_thread.run_sync(call_episode, name, args)
             if python is not None and not result.is_error:
                 await anyio.to_thread.run_sync(python.refresh)
             calls.note(name, args, result.text, result.is_error,

@@ -21,8 +21,10 @@ every reset's seed from a key the client never sees, never plays one twice and r
 a reset that names a seed, so no client can read a truth and replay its episode; with
 `client_seeds` the client chooses (a training server) and every record says so. A
 session that a socket holds is never closed for being idle (a model may think for
-long); one that no socket holds (OpenEnv's HTTP `openenv/session/create`) is closed
-after `session_timeout_s`."""
+long). An evaluation server offers no session without a socket (OpenEnv's HTTP
+`openenv/session/create`), so capacity belongs to live clients; a training server
+offers one, and closes it `session_timeout_s` after it was made, whatever requests it
+gets (no HTTP request plays an episode here)."""
 
 from __future__ import annotations
 
@@ -359,24 +361,49 @@ class MarkSockets:
             _ON_SOCKET.reset(token)
 
 
-def _socket_held_server() -> type:
+#: What an evaluation server answers to a session asked for without a socket.
+NO_SOCKETLESS = ("this is an evaluation server: a session is held by a WebSocket (/ws) "
+                 "and lasts as long as it; sessions without a socket are not offered")
+
+
+def _socket_held_server(*, socketless: bool) -> type:
+    from openenv.core.env_server.exceptions import EnvironmentFactoryError
     from openenv.core.env_server.http_server import HTTPEnvServer
 
     class SocketHeldSessions(HTTPEnvServer):
-        """OpenEnv's server, with one change: a session created for a WebSocket is held
-        by it, as OpenEnv holds a session a socket attaches to later. The idle reaper
-        skips held sessions, so an episode whose socket is open is never ended for
-        thinking, and never reaped while its socket plays on (which left more live
-        environments than the capacity); the socket's end closes it. Sessions without
-        a socket (HTTP `openenv/session/create`) are reaped after the session timeout."""
+        """OpenEnv's server, with capacity kept for live clients:
+
+        - A session created for a WebSocket is held by it, as OpenEnv holds a session a
+          socket attaches to later. The idle reaper skips held sessions, so an episode
+          whose socket is open is never ended for thinking, and never reaped while its
+          socket plays on (which left more live environments than the capacity); the
+          socket's end closes it.
+        - A session without a socket (HTTP `openenv/session/create`) is not offered by
+          an evaluation server (`socketless=False`): six such requests took all 4 slots
+          with no socket, and a WebSocket client got CAPACITY_REACHED. Where it is
+          offered (a training server) it expires `session_timeout` after it was made,
+          whatever requests it gets: no HTTP request plays an episode of this
+          environment (its MCP tools/list and tools/call fail: steps go over the
+          WebSocket), so none counts as activity (a failing tools/list every 2 s kept
+          a squatted session alive past a 6 s timeout)."""
 
         async def _create_session(self) -> tuple[str, Any]:
+            on_socket = _ON_SOCKET.get()
+            if not on_socket and not socketless:
+                raise EnvironmentFactoryError("discoverygym", NO_SOCKETLESS)
             session_id, env = await super()._create_session()
-            if _ON_SOCKET.get():
+            if on_socket:
                 async with self._session_lock:
                     if session_id in self._sessions:
                         self._session_websocket_attachments.add(session_id)
             return session_id, env
+
+        def _update_session_activity(self, session_id: str,
+                                     increment_step: bool = False) -> None:
+            # Only a socket plays here, and a socket-held session is never reaped: the
+            # idle clock of a socketless session is never wound back by a request.
+            if session_id in self._session_websocket_attachments:
+                super()._update_session_activity(session_id, increment_step)
 
     return SocketHeldSessions
 
@@ -391,8 +418,9 @@ def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | 
     keeps records off the wire (the last observation still pays the score);
     `client_options`: the episode options a reset may set (None: any; default none);
     `client_seeds`: a training server, where the client chooses seeds (default: the
-    server draws them from `key`, a fresh one if None); `session_timeout_s`: seconds
-    before a session no socket holds is closed."""
+    server draws them from `key`, a fresh one if None, and offers no session without a
+    socket); `session_timeout_s`: seconds after which a session no socket holds (on a
+    training server) is closed, from its creation."""
     from fastapi import FastAPI
     from openenv.core.env_server import ConcurrencyConfig
 
@@ -404,7 +432,9 @@ def build_app(suite: str, task_id: str | None = None, options: dict[str, Any] | 
                       client_options=client_options, draws=draws)
     # What `openenv.core.env_server.create_fastapi_app` does, with our server class.
     app = FastAPI(title=f"discoverygym {suite} (OpenEnv)", version=__version__)
-    server = _socket_held_server()(
+    # Sessions without a socket are offered by a training server only (see
+    # SocketHeldSessions).
+    server = _socket_held_server(socketless=client_seeds)(
         factory, DiscoveryAction, DiscoveryObservation, env_name=f"discoverygym-{suite}",
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
                                              session_timeout=session_timeout_s),
