@@ -483,6 +483,8 @@ def leaderboard_cmd(
         FORMATS,
         METRICS,
         TABLE_METRICS,
+        broken_lines,
+        check_keys,
         choose_columns,
         format_rows,
         leaderboard,
@@ -495,16 +497,26 @@ def leaderboard_cmd(
         raise typer.Exit(1)
     keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
+        check_keys(list(runs or []), keys)
         rows = leaderboard(list(runs or []), keys)
         rows = choose_columns(rows, keys, columns,
                               default=TABLE_METRICS if fmt == "table" else METRICS)
+        n_broken = broken_lines(list(runs or []))
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
+    # Lines that are no record are skipped, and said: on stderr beside csv/json/markdown,
+    # so their output stays one document.
+    skipped = (f"skipped {n_broken} unreadable line{'s' if n_broken != 1 else ''} "
+               "(not a JSON record)") if n_broken else None
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
+        if skipped:
+            err_console.print(f"note: {skipped}", markup=False, highlight=False)
         return
     console.print(terminal_table(rows, keys, console.width))
+    if skipped:
+        console.print(f"note: {skipped}", markup=False, highlight=False)
 
 
 @app.command("report")
