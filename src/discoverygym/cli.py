@@ -152,7 +152,8 @@ def run(
     Suite options follow the suite name, e.g. `--protocol budget-obs-100 --tasks period`;
     `discoverygym options SUITE` lists them. Every case the options select is played
     once per seed of `--seeds`."""
-    from .run import default_out_dir, run_episodes
+    from .run import default_out_dir
+    from .run.stop import sigterm_as_interrupt
 
     key = _key_or_exit(key_file)
 
@@ -188,18 +189,71 @@ def run(
             console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
             raise typer.Exit(1)
         config["grader_model"] = grader_model
-    if model is not None:
-        from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
-
+    # SIGTERM stops the run as Ctrl-C does: records kept, summary marked interrupted.
+    with sigterm_as_interrupt() as stop:
         try:
-            result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
-                               extra={"model_roles": {"grader": grader_model}} if grader_model
-                               else None, model_args=parse_model_args(model_arg or []),
-                               limit=limit, epochs=epochs, max_connections=max_connections,
-                               resume=resume, display="none" if quiet else "rich")
+            result = _play(s, specs, agent=agent, model=model, out_dir=out_dir,
+                           config=config, grader_model=grader_model, model_arg=model_arg,
+                           limit=limit, epochs=epochs, max_connections=max_connections,
+                           resume=resume, quiet=quiet, executor=executor, workers=workers,
+                           address=address)
+        except KeyboardInterrupt:  # stopped while starting, before the runner took over
+            console.print("[yellow]interrupted:[/yellow] stopped before any episode was "
+                          "played")
+            raise typer.Exit(stop.exit_code) from None
+    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
+        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
+                      f"{len(result.records)} of {len(specs)} records kept in "
+                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
+                      "finish the run with --resume", soft_wrap=True)
+        raise typer.Exit(1)
+    if getattr(result, "interrupted", False):
+        console.print(f"[yellow]{'terminated' if stop.terminated else 'interrupted'}:"
+                      f"[/yellow] {len(result.records)} records kept in "
+                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
+                      "summary.json is marked "
+                      "interrupted; continue with --resume")
+        raise typer.Exit(stop.exit_code)
+    title = for_terminal(f"{suite} · {who} · {options_text(options)}", 1000)
+    print_summary_table(result.summary, title)
+    extra = s.summary_renderable(result.summary.get("suite_summary") or {})
+    if extra is not None:
+        console.print(extra)
+    for line in result.failures:
+        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
+    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
+
+
+def options_text(options: dict[str, Any]) -> str:
+    """Run options for a header: `protocol=budget-obs-100 tasks=period`, not a dict."""
+    if not options:
+        return "defaults"
+    return " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list | tuple) else v}"
+                    for k, v in options.items())
+
+
+def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out_dir: Path,
+          config: dict[str, Any], grader_model: str | None, model_arg: list[str] | None,
+          limit: int | None, epochs: int | None, max_connections: int | None, resume: bool,
+          quiet: bool, executor: str, workers: int, address: str | None) -> Any:
+    """Play the run (an LLM through Inspect, or a scripted agent through an executor);
+    every failure of the environment is one `error:` line and exit 1."""
+    from .run import run_episodes
+
+    suite = s.name
+    if model is not None:
+        try:
+            from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
+
+            return run_model(s, specs, model=model, out_dir=out_dir, config=config,
+                             extra={"model_roles": {"grader": grader_model}} if grader_model
+                             else None, model_args=parse_model_args(model_arg or []),
+                             limit=limit, epochs=epochs, max_connections=max_connections,
+                             resume=resume, display="none" if quiet else "rich")
         except (FileExistsError, ValueError) as exc:
             console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-            raise typer.Exit(1) from exc
+            raise typer.Exit(1) from None
     else:
         if agent not in agent_table(suite):
             console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
@@ -207,10 +261,10 @@ def run(
                           f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
             raise typer.Exit(1)
         try:
-            result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
-                                  workers=workers, resume=resume, config=config,
-                                  show_progress=not quiet,
-                                  executor_options={"address": address} if address else None)
+            return run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
+                                workers=workers, resume=resume, config=config,
+                                show_progress=not quiet,
+                                executor_options={"address": address} if address else None)
         except ValueError as exc:  # e.g. a ray:// address without the Ray client
             message = " ".join(str(exc).split())
             if "ray[client]" in message:
@@ -236,27 +290,6 @@ def run(
             console.print(f"[red]error:[/red] cannot write the run to {for_terminal(where, 2000)}: "
                           f"{for_terminal(exc.strerror or exc, 2000)}")
             raise typer.Exit(1) from None
-    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
-        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
-                      f"{len(result.records)} of {len(specs)} records kept in "
-                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
-                      "finish the run with --resume", soft_wrap=True)
-        raise typer.Exit(1)
-    if getattr(result, "interrupted", False):
-        console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
-                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
-                      "summary.json is marked "
-                      "interrupted; continue with --resume")
-        raise typer.Exit(130)
-    title = for_terminal(f"{suite} · {who} · {options or 'defaults'}", 1000)
-    print_summary_table(result.summary, title)
-    extra = s.summary_renderable(result.summary.get("suite_summary") or {})
-    if extra is not None:
-        console.print(extra)
-    for line in result.failures:
-        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
-    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
-    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
 
 @app.command("audit")
