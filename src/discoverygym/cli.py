@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import os
@@ -124,7 +125,7 @@ def run(
     agent: Annotated[str | None, typer.Option(help="Scripted agent name.")] = None,
     model: Annotated[str | None, typer.Option(help="LLM via Inspect AI, e.g. openai/gpt-4o.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    workers: Annotated[int, typer.Option(help="Parallel episodes.", min=1)] = max(1, min(4, os.cpu_count() or 1)),
     executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
     address: Annotated[str | None, typer.Option(
         help="Ray cluster address (default: RAY_ADDRESS, else a local cluster).")] = None,
@@ -157,23 +158,34 @@ def run(
 
     key = _key_or_exit(key_file)
 
+    # What can be checked without the suite's own modules (its simulators, JAX,
+    # REBOUND: seconds to import) is checked first, so a mistyped command is refused
+    # at once (issue 37).
+    if (agent is None) == (model is None):
+        console.print(f"[red]error:[/red] give exactly one of --agent NAME or --model MODEL."
+                      f"{_misspelt_hint(ctx)}", soft_wrap=True)
+        raise typer.Exit(1)
+    if grader_model is not None and model is None:
+        console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
+        raise typer.Exit(1)
     try:
+        if suite not in SUITES:
+            get_suite(suite)  # raises UnknownName with "did you mean"
+        if agent is not None and agent not in agent_table(suite):
+            close = difflib.get_close_matches(agent, list(agent_table(suite)), n=1)
+            raise UnknownName(f"unknown agent {agent!r} for {suite}."
+                              f"{f' Did you mean {close[0]}?' if close else ''} Agents: "
+                              f"{', '.join(agent_table(suite)) or 'none'}")
+        seed_list = parse_seeds(seeds) if seeds is not None else None
         s = get_suite(suite)
         options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
-        seed_list = parse_seeds(seeds) if seeds is not None else list(s.default_seeds)
+        seed_list = seed_list if seed_list is not None else list(s.default_seeds)
         specs = plan_episodes(s, options, seed_list, key=key)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
-    if (agent is None) == (model is None):
-        console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
-        raise typer.Exit(1)
     who = agent or model
     if dry_run:
-        if agent is not None and agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {escape(repr(agent))} for {suite}; "
-                          f"agents: {', '.join(agent_table(suite)) or 'none'}", soft_wrap=True)
-            raise typer.Exit(1)
         tasks_planned = len({spec.task_id for spec in specs})
         console.print(f"dry run: {len(specs)} episodes of {tasks_planned} tasks of {suite} "
                       f"(seeds {seed_text(seed_list)}) for {escape(who)}; nothing played",
@@ -185,9 +197,6 @@ def run(
     if key is not None:  # run.json names the key (id and commitment), never holds it
         config |= {"key_id": key.id, "key_commitment": key.commitment}
     if grader_model is not None:
-        if model is None:
-            console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
-            raise typer.Exit(1)
         config["grader_model"] = grader_model
     # SIGTERM stops the run as Ctrl-C does: records kept, summary marked interrupted.
     with sigterm_as_interrupt() as stop:
@@ -225,6 +234,19 @@ def run(
     console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
 
+def _misspelt_hint(ctx: typer.Context) -> str:
+    """" (--agnet: did you mean --agent?)" for a misspelt option of the command's own among
+    the arguments left to the suite, else ""."""
+    own = ["--" + n.replace("_", "-") for n in _command_options(ctx)]
+    for token in ctx.args:
+        flag = token.split("=", 1)[0]
+        if flag.startswith("--") and flag not in own:
+            close = difflib.get_close_matches(flag, own, n=1, cutoff=0.75)
+            if close:
+                return f" ({escape(flag)}: did you mean {close[0]}?)"
+    return ""
+
+
 def options_text(options: dict[str, Any]) -> str:
     """Run options for a header: `protocol=budget-obs-100 tasks=period`, not a dict."""
     if not options:
@@ -241,7 +263,6 @@ def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out
     every failure of the environment is one `error:` line and exit 1."""
     from .run import run_episodes
 
-    suite = s.name
     if model is not None:
         try:
             from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
@@ -255,11 +276,6 @@ def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out
             console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
             raise typer.Exit(1) from None
     else:
-        if agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
-                          f"{for_terminal(suite)}; agents: "
-                          f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
-            raise typer.Exit(1)
         try:
             return run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
                                 workers=workers, resume=resume, config=config,
@@ -361,7 +377,7 @@ def calibrate_cmd(
         = None,
     values: Annotated[bool, typer.Option(
         help="Add each agent's median metric to the markdown cells.")] = False,
-    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    workers: Annotated[int, typer.Option(help="Parallel episodes.", min=1)] = max(1, min(4, os.cpu_count() or 1)),
     executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
     address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
     resume: Annotated[bool, typer.Option(help="Reuse the records already in --runs.")] = False,

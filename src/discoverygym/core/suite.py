@@ -252,8 +252,10 @@ class Suite(ABC):
                 flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
                 close = difflib.get_close_matches("--" + key, flags, n=1, cutoff=0.6)
                 hint = f" Did you mean {close[0]}?" if close else ""
+                own = ", ".join("--" + n.replace("_", "-") for n in command_options)
                 raise UnknownName(f"Suite '{self.name}' has no option --{key}.{hint} "
-                                  f"Options: {allowed or 'none'}.")
+                                  f"Options: {allowed or 'none'}"
+                                  f"{f'; the command also takes {own}' if own else ''}.")
             parsed[name] = known[name].parse(value)
         return parsed
 
