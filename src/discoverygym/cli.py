@@ -37,6 +37,14 @@ app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.
                   no_args_is_help=True, add_completion=False)
 
 
+@app.callback()
+def _every_command() -> None:
+    # The sandbox's isolation line once per command, not once per worker process.
+    from .sandbox.isolation import notices_once_per_command
+
+    notices_once_per_command()
+
+
 @app.command("list")
 def list_suites(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False):
     """List the suites with their task and episode counts."""
