@@ -31,6 +31,7 @@ from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
 from .core.grid import seed_text
 from .core.seeds import parse_seeds
+from .core.suite import rollup_labels
 from .doors import DOORS
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
@@ -110,17 +111,34 @@ def _command_options(ctx: typer.Context) -> list[str]:
             and any(o.startswith("--") for o in p.opts)]
 
 
-def print_summary_table(summary: dict[str, Any], title: str) -> None:
-    table = Table(title=title)
-    table.add_column("task")
+def print_summary_table(summary: dict[str, Any], title: str,
+                        groups: dict[str, str] | None = None) -> None:
+    """Pass counts per task, or per group of tasks where `groups` maps each task to one
+    (a suite's `rollup_tags`: 120 stargazer tasks read as three tiers)."""
+    per_task = summary.get("per_task", {})
+    rows: dict[str, dict[str, int]] = {}
+    for task, entry in per_task.items():
+        row = rows.setdefault(groups.get(task, "other") if groups else task,
+                              {"passed": 0, "n": 0, "tasks": 0})
+        row["passed"] += entry["passed"]
+        row["n"] += entry["n"]
+        row["tasks"] += 1
+    caption = (f"{len(per_task)} tasks rolled up; summary.json has each task"
+               if groups else None)
+    table = Table(title=title, caption=caption)
+    table.add_column("group" if groups else "task")
+    if groups:
+        table.add_column("tasks", justify="right")
     table.add_column("passed", justify="right")
     table.add_column("n", justify="right")
     table.add_column("rate", justify="right")
-    for task, entry in summary.get("per_task", {}).items():
+    for name, entry in rows.items():
         rate = entry["passed"] / entry["n"] if entry["n"] else 0.0
-        table.add_row(for_terminal(task), str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
+        table.add_row(for_terminal(name), *([str(entry["tasks"])] if groups else []),
+                      str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
     table.add_section()
-    table.add_row("[bold]all[/bold]", str(summary["n_passed"]), str(summary["n_episodes"]),
+    table.add_row("[bold]all[/bold]", *([str(len(per_task))] if groups else []),
+                  str(summary["n_passed"]), str(summary["n_episodes"]),
                   f"[bold]{summary['pass_rate']:.1%}[/bold]")
     console.print(table)
 
@@ -232,7 +250,8 @@ def run(
                       "interrupted; continue with --resume")
         raise typer.Exit(stop.exit_code)
     title = for_terminal(f"{suite} · {who} · {options_text(options)}", 1000)
-    print_summary_table(result.summary, title)
+    print_summary_table(result.summary, title,
+                        rollup_labels(s, result.summary.get("per_task", {})))
     extra = s.summary_renderable(result.summary.get("suite_summary") or {})
     if extra is not None:
         console.print(extra)

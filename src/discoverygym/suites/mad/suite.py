@@ -74,6 +74,7 @@ class MadSuite(Suite):
 
     name = "mad"
     default_seeds = DEFAULT_SEEDS  # the paper's ten runs of each task
+    rollup_tags = ("world", "law")  # tables past ROLLUP_OVER tasks show world and law
     agent_limits = AgentLimits(messages=300, tokens=1_500_000, time_s=3600)
     python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
     agent_note = "The laws of this world may differ from the ones you know; infer them from data."
