@@ -483,18 +483,20 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
     else:
-        table = Table(title=f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}")
-        table.add_column("task")
-        for agent in result.agents:
-            table.add_column(for_terminal(agent), justify="right")
-        table.add_column("verdict")
+        from .core.fit_table import fit_table
+
         colour = {"valid": "green", "too hard": "yellow", "weak": "yellow", "leaks": "red"}
-        for task in result.tasks:
-            cells = [f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
-                     for a in result.agents]
-            table.add_row(for_terminal(task.task_id), *cells,
-                          f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]")
-        console.print(table)
+        rows = [[for_terminal(task.task_id),
+                 f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]",
+                 *(f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
+                   for a in result.agents)] for task in result.tasks]
+        # Task ids fold whole (two ids cut to one "area_swe…" read alike); the verdict
+        # comes second so that agents that do not fit are the ones left out.
+        console.print(fit_table(
+            f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}",
+            ["task", "verdict", *(for_terminal(a) for a in result.agents)],
+            rows, numeric=set(range(2, 2 + len(result.agents))), width=console.width,
+            keep=2))
         console.print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
         for task in result.tasks:
             if task.reason:

@@ -200,8 +200,15 @@ def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> A
         return {i: max([*(len(line) for line in header[i].splitlines()),
                         *(len(row[i]) for row in cells)]) for i in header}
 
-    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
-        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
+    # A name folds at its spaces only: its column is as wide as its longest word (a
+    # folded "gravi" / "ty" misreads), up to 24 characters.
+    name_width = {i: min(24, max(len(w) for w in [cols[i], *(word for row in cells
+                                                             for word in row[i].split())]))
+                  for i in names}
+
+    def needed(figures: dict[int, int]) -> int:  # borders, padding, the names' words
+        return (3 * (len(names) + len(figures)) + 1 + sum(figures.values())
+                + sum(name_width.values()))
 
     figures = widths(labels)
     if needed(figures) > width:
@@ -216,7 +223,7 @@ def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> A
                "or choose --columns)") if left_out else None
     table = Table(title="leaderboard", caption=caption)
     for i in names:
-        table.add_column(for_terminal(cols[i]), overflow="fold")
+        table.add_column(for_terminal(cols[i]), overflow="fold", min_width=name_width[i])
     for i in sorted(figures):
         table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
                          justify="right", no_wrap=True, min_width=figures[i])
