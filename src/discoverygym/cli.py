@@ -686,6 +686,30 @@ app.add_typer(key_app, name="key")
 app.command("verify")(verify)
 
 
+def flowed(text: str) -> str:
+    """A docstring as `--help` should show it: each paragraph one flowing line (the
+    terminal wraps it at its width), paragraphs kept apart. Typer kept the source's line
+    breaks, so at 80 columns sentences broke in the middle."""
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
+def _flow_help(typer_app: typer.Typer) -> None:
+    """Flow the help of every command of `typer_app` and of its command groups."""
+    for command in typer_app.registered_commands:
+        doc = command.help or (command.callback.__doc__ if command.callback else None)
+        if doc:
+            command.help = flowed(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _flow_help(group.typer_instance)
+
+
+_flow_help(app)
+
+
 def main() -> None:
     """The `discoverygym` entry point: the app, with environment failures that no command
     caught (a missing extra, a path that cannot be written) said in one line, exit 1.
