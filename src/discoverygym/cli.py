@@ -299,8 +299,8 @@ def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out
                              else None, model_args=parse_model_args(model_arg or []),
                              limit=limit, epochs=epochs, max_connections=max_connections,
                              resume=resume, display="none" if quiet else "rich")
-        except (FileExistsError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
+        except (FileExistsError, ValueError) as exc:  # e.g. the model's server not there
+            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}", soft_wrap=True)
             raise typer.Exit(1) from None
     else:
         try:
@@ -429,7 +429,9 @@ def calibrate_cmd(
         write_table,
     )
     from .report.markers import MarkerError, read_block, write_block
+    from .run.stop import StopState, sigterm_as_interrupt
 
+    stop = StopState()  # replaced by the one of the run, once it starts
     readme_marker = f"calibrate:{marker or suite}"
     try:
         seed_list = parse_seeds(seeds)
@@ -451,18 +453,19 @@ def calibrate_cmd(
                           f"{len(agents)} agents ({', '.join(agents)}); nothing played",
                           soft_wrap=True)
             return
-        result = calibrate(suite, seeds=seed_list, tasks=tasks,
-                           raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
-                           executor=executor, workers=workers, resume=resume,
-                           show_progress=not quiet and not as_json,
-                           executor_options={"address": address} if address else None)
+        with sigterm_as_interrupt() as stop:  # SIGTERM stops it as Ctrl-C does
+            result = calibrate(suite, seeds=seed_list, tasks=tasks,
+                               raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
+                               executor=executor, workers=workers, resume=resume,
+                               show_progress=not quiet and not as_json,
+                               executor_options={"address": address} if address else None)
     except (UnknownName, ValueError, FileExistsError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
                       "and the same --runs")
-        raise typer.Exit(130) from None
+        raise typer.Exit(stop.exit_code) from None
     if out is not None:
         try:
             write_table(result, out, values=values)
