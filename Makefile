@@ -57,10 +57,11 @@ test: install-dev system-deps harbor-venv
 	$(MAKE) test-rl
 
 # Between edits: the tests not marked slow (tests/conftest.py marks whole modules slow
-# in one list), in .venv as it is (no install, no side environments; in one process
-# where that .venv predates pytest-xdist). `make test`
+# in one list), in .venv as it is (it installs the dev extras only when pytest or
+# pytest-xdist is missing, as after `make demo`; no side environments). `make test`
 # before a commit runs everything. README "Tests" says which to use when.
-test-fast:
+test-fast: $(BIN)/python
+	@$(BIN)/python -c "import pytest, xdist" 2>/dev/null || $(MAKE) install-dev
 	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # The OpenEnv door in an environment of its own: openenv needs mcp<2 (through fastmcp),
@@ -103,4 +104,4 @@ bench: install-dev
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
 clean:
-	rm -rf $(VENV) $(HARBOR_VENV) $(OPENENV_VENV) $(RL_VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(HARBOR_VENV) $(OPENENV_VENV) $(RL_VENV) build dist site *.egg-info src/*.egg-info .pytest_cache

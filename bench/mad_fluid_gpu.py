@@ -32,7 +32,7 @@ from discoverygym.physics import fluid_solver as fs
 from discoverygym.report.markers import MarkerError, read_block, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+README = ROOT / "docs" / "scale.md"
 # The measured runs behind the README's table (one file per call on the GPU machine).
 README_TABLE = ("bench/results/mad_fluid_gpu_h100.json",
                 "bench/results/mad_fluid_gpu_h100_1024.json")
@@ -97,11 +97,11 @@ def readme_check(write: bool) -> int:
         try:
             write_block(README, MARKER, block)
         except MarkerError as exc:
-            print(f"error: README.md: {exc}", file=sys.stderr)
+            print(f"error: docs/scale.md: {exc}", file=sys.stderr)
             return 1
         return 0
     if read_block(README.read_text(), MARKER) != block:
-        print("error: README.md's GPU table differs from its JSON files; run "
+        print("error: docs/scale.md's GPU table differs from its JSON files; run "
               "python bench/mad_fluid_gpu.py --write-readme", file=sys.stderr)
         return 1
     return 0
@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument("--write-readme", action="store_true",
-                        help="rewrite README.md's GPU table from README_TABLE's files")
+                        help="rewrite docs/scale.md's GPU table from README_TABLE's files")
     parser.add_argument("--check-readme", action="store_true",
-                        help="exit 1 if README.md's GPU table differs from its files")
+                        help="exit 1 if docs/scale.md's GPU table differs from its files")
     args = parser.parse_args(argv)
     if args.write_readme or args.check_readme:
         return readme_check(args.write_readme)

@@ -18,7 +18,7 @@ average before and after, so a figure is never read without the load it ran unde
 `--suite-args LABEL=ARGS` adds `discoverygym run` arguments for one suite (a smaller
 plan: the table then shows them beside the agent); `--runs-dir DIR` keeps every run's
 records there (to compare records before and after a change). `--write-readme`
-rewrites every table of README_TABLES between README.md's
+rewrites every table of README_TABLES between docs/scale.md's
 `<!-- whole-platform:NAME:begin -->` and `<!-- whole-platform:NAME:end -->` markers from
 its committed JSON files; `--check-readme` exits 1 if one differs.
 
@@ -59,7 +59,7 @@ HEADLINE = [
     ("packages", "packages", [], "baseline"),
 ]
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+README = ROOT / "docs" / "scale.md"
 # README table name -> the committed --json files it is rendered from (several: side by side)
 README_TABLES = {
     "headline-w2": ["bench/results/whole_platform_headline_w2.json"],
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the markdown table of an earlier --json file (of "
                         "several: their wall times side by side) and exit")
     parser.add_argument("--write-readme", action="store_true",
-                        help="rewrite README.md's tables (README_TABLES) from their JSON files")
+                        help="rewrite docs/scale.md's tables (README_TABLES) from their JSON files")
     parser.add_argument("--check-readme", action="store_true",
                         help="exit 1 if a README table differs from its JSON files")
     args = parser.parse_args(argv)
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.write_readme:
             README.write_text(fresh)
         elif fresh != content:
-            print("error: README.md's whole-platform tables differ from their JSON files; "
+            print("error: docs/scale.md's whole-platform tables differ from their JSON files; "
                   "run python bench/whole_platform.py --write-readme", file=sys.stderr)
             return 1
         return 0

@@ -182,6 +182,22 @@ toy_app = _toy_app()
 register()  # importing this module as a plugin registers it
 
 
+_SHARED_STATES: set[str] = set()
+
+
+def shared_state(label: str, seconds: float = 0.3) -> int:
+    """A job for executor tests: 1 when this process computes `label`'s shared state
+    (a per-process cache, as mad's quantum marginals), 0 when it had it already; the
+    sum over a run counts the shared states computed."""
+    import time
+
+    time.sleep(seconds)
+    if label in _SHARED_STATES:
+        return 0
+    _SHARED_STATES.add(label)
+    return 1
+
+
 def pid_after(seconds: float) -> int:
     """A job for executor tests: the worker's process id, after a short sleep (so that
     a pool with several workers would spread such jobs over them)."""

@@ -4,7 +4,7 @@ Each row of the table is one or more ordinary `discoverygym run` commands (the s
 headline scripted baselines on their default plan, or the setup the row names), played
 in a fresh process as a user would; the figure of the row is computed from the records
 those runs wrote. tpbench's row is `discoverygym tpbench check --strict`. With --write
-the table goes into README.md between the `baselines` markers, headed by this command;
+the table goes into docs/validity.md between the `baselines` markers, headed by this command;
 the "published" column is the one thing not measured here (the figures of the papers the
 suites reproduce, cited in each suite's README).
 
@@ -213,8 +213,8 @@ def _cell(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write the table into README.md")
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/validity.md")
+    parser.add_argument("--readme", type=Path, default=ROOT / "docs" / "validity.md")
     parser.add_argument("--runs", type=Path, default=None,
                         help="keep the run directories here (a rerun resumes them)")
     parser.add_argument("--workers", type=int, default=2)

@@ -6,7 +6,7 @@ Each door's test asserts that its record equals the one the agent view leaves; r
 DISCOVERYGYM_PARITY_OUT set, each also writes its row. This script runs those tests, each
 door in the environment it needs (.venv for the view, Gymnasium, MCP and Inspect;
 .venv-openenv and .venv-rl for the doors whose dependencies cannot share it), and writes
-the rows it got into README.md between the door-parity markers. A door whose environment
+the rows it got into docs/agents.md between the door-parity markers. A door whose environment
 is missing is listed with the command that builds it, never silently dropped.
 
 Usage: python tools/door_parity.py [--write]   (without --write: print the table)"""
@@ -80,13 +80,13 @@ def table(rows: dict[str, dict], missing: dict[str, str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write the table into README.md")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/agents.md")
     args = parser.parse_args(argv)
     rows, missing = collect()
     text = table(rows, missing)
     print(text)
     if args.write:
-        write_block(ROOT / "README.md", MARKER, text)
+        write_block(ROOT / "docs" / "agents.md", MARKER, text)
     return 0 if not missing else 1
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 GOLDEN_PATH = Path(__file__).resolve().parent.parent / "tests" / "data" / "golden_records.json"
+#: The numerical machine the golden file was written on (see `numerical_machine`).
+MACHINE_PATH = GOLDEN_PATH.with_name("golden_machine.json")
 
 _GRAVITY = {"protocol": "budget-obs-100", "setup": "leak-free"}
 
@@ -162,6 +164,54 @@ def play_sample() -> list[dict]:
             else play(*entry) for entry in SAMPLE]
 
 
+def numerical_machine() -> dict[str, Any]:
+    """What fixes the last bits of a float beside our code: the numerical libraries'
+    versions, the SIMD level numpy dispatches its kernels to (AVX-512 machines run other
+    exp/log/sin kernels than AVX2 ones) and the BLAS kernel family. Records are equal bit
+    for bit between machines that agree on all of it; between others the last digits
+    of simulated data may differ (seen: 1e-12 relative, AVX-512 against AVX2)."""
+    import numpy as np
+    import scipy
+
+    try:
+        import rebound
+        rebound_version = rebound.__version__
+    except ImportError:
+        rebound_version = None
+    simd = np.lib.introspect.opt_func_info() if hasattr(np.lib, "introspect") else {}
+    found = sorted({target for targets in simd.values() for target in
+                    (v.get("current") for v in targets.values()) if target})
+    blas = next((entry for entry in _blas_info() if entry.get("user_api") == "blas"), {})
+    try:
+        import jax
+        jax_version = jax.__version__
+    except ImportError:
+        jax_version = None
+    return {"numpy": np.__version__, "scipy": scipy.__version__, "rebound": rebound_version,
+            "jax": jax_version, "numpy_dispatch": found, "blas": blas.get("architecture"),
+            "cpu_vector_features": _cpu_vector_features()}
+
+
+def _cpu_vector_features() -> list[str]:
+    """The CPU's vector extensions (XLA compiles mad's simulators for the host's)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        import platform
+        return [platform.machine()]
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
+                  if line.startswith("flags")), [])
+    return sorted(f for f in set(flags) if f.startswith(("avx", "fma", "sse4")))
+
+
+def _blas_info() -> list[dict[str, Any]]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    return threadpool_info()
+
+
 def _fresh_process_settings() -> None:
     """One BLAS thread: OpenBLAS and MKL split a matrix by thread count, which moves the
     last bits of mad's quantum eigensystem (1e-13 between one and two threads), so the
@@ -193,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
     if args.replay:
         args.replay.write_text(json.dumps(records, sort_keys=True) + "\n")
+        args.replay.with_suffix(".machine.json").write_text(json.dumps(numerical_machine()))
         return 0
     if args.check:
         golden = json.loads(GOLDEN_PATH.read_text())
@@ -206,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite unavailable or agent crashed, nothing written: {refused}")
         return 1
     GOLDEN_PATH.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    MACHINE_PATH.write_text(json.dumps(numerical_machine(), indent=1, sort_keys=True) + "\n")
     print(f"wrote {len(records)} records to {GOLDEN_PATH}")
     return 0
 

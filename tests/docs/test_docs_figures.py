@@ -99,8 +99,8 @@ def test_the_baselines_table_escapes_every_cell_and_keeps_code_spans():
 
 def test_the_readmes_baselines_block_has_the_shape_the_writer_produces():
     tool = _baselines_tool()
-    block = read_block((ROOT / "README.md").read_text(), tool.MARKER)
-    assert block is not None, "README.md lacks the baselines markers"
+    block = read_block((ROOT / "docs" / "validity.md").read_text(), tool.MARKER)
+    assert block is not None, "docs/validity.md lacks the baselines markers"
     lines = block.splitlines()
     assert lines[:4] == tool.table({}).splitlines()
     rows = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines[4:]]
@@ -192,7 +192,7 @@ def test_the_tpbench_problem_table_is_the_commands_output():
 
 
 def test_the_readmes_calibration_summary_agrees_with_the_suites_tables():
-    """The README's Calibration table summarises each suite's table in words; the count
+    """The Calibration table of docs/validity.md summarises each suite's table in words; the count
     of valid tasks it gives is the one the command wrote into the suite's README."""
     counts = {}
     for _, _, block in _calibrate_blocks():
@@ -200,7 +200,7 @@ def test_the_readmes_calibration_summary_agrees_with_the_suites_tables():
         found = re.search(r"valid: (\d+), too hard: (\d+), leaks: (\d+), weak: (\d+)\.", block)
         counts[command] = tuple(int(n) for n in found.groups())
     rows = re.findall(r"^\| [^|]+ \| `(discoverygym calibrate [^`]+)` \| (\d+) valid",
-                      (ROOT / "README.md").read_text(), re.M)
+                      (ROOT / "docs" / "validity.md").read_text(), re.M)
     assert len(rows) >= 5
     for command, valid in rows:
         assert command in counts, f"no suite README holds the table of {command}"

@@ -36,7 +36,7 @@ def test_the_committed_figures_render_as_the_readme_table():
     done = subprocess.run([sys.executable, str(SCRIPT), "--markdown-from", str(RESULT)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() in (ROOT / "README.md").read_text()
+    assert done.stdout.strip() in whole_platform.README.read_text()
     assert "load average" in done.stdout and "| **total** |" in done.stdout
 
 
@@ -48,11 +48,11 @@ def test_an_unknown_suite_is_one_line_and_exit_1():
 
 
 def test_every_readme_table_is_the_command_output_of_its_committed_json():
-    """The README's whole-platform tables are written by `--write-readme` from the JSON
+    """The whole-platform tables of docs/scale.md are written by `--write-readme` from the JSON
     files in README_TABLES, never by hand: re-rendering them changes nothing."""
     for files in whole_platform.README_TABLES.values():
         assert all((ROOT / f).exists() for f in files), files
-    readme = (ROOT / "README.md").read_text()
+    readme = whole_platform.README.read_text()
     assert whole_platform.readme_with_tables(readme) == readme
     done = subprocess.run([sys.executable, str(SCRIPT), "--check-readme"],
                           capture_output=True, text=True, timeout=60)

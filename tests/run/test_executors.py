@@ -148,3 +148,28 @@ def test_mad_quantum_shares_a_seed_and_other_worlds_share_nothing():
     classical = get_suite("mad").episodes([0], world="classical")
     assert set(shared_work_groups(classical)) == {None}
     assert set(shared_work_groups(get_suite("toy").episodes([0, 1]))) == {None}
+
+
+@pytest.mark.parametrize("executor", ["process", "ray"])
+def test_a_labels_shared_state_is_computed_once(executor):
+    """Episodes sharing a label (mad's quantum seed) compute their shared state once in
+    all: the process pool and Ray alike play a label's jobs on one worker. Without the
+    grouping each worker that got one of them would compute it again."""
+    from discoverygym.run.executors import run_process
+
+    labels = ["q0", "q1", "q2"] * 4
+    jobs = [(toy_suite.shared_state, (label,)) for label in labels]
+    if executor == "ray":
+        pytest.importorskip("ray")
+        from discoverygym.run.ray_executor import run_ray
+
+        try:
+            got = dict(run_ray(jobs, workers=2, groups=labels))
+        except Exception as exc:  # Ray could not start here (no shared memory, ...)
+            pytest.skip(f"Ray could not start: {type(exc).__name__}: {exc}")
+    else:
+        got = dict(run_process(jobs, workers=2, groups=labels))
+    assert sorted(got) == list(range(len(jobs)))
+    assert sum(got.values()) == 3  # one shared state per label
+    ungrouped = dict(run_process(jobs, workers=2, groups=None))
+    assert sum(ungrouped.values()) > 3  # the same jobs ungrouped: computed on each worker

@@ -193,9 +193,9 @@ class Suite(ABC):
 
     def shared_work(self, spec: EpisodeSpec) -> str | None:
         """A label naming the episodes that reuse one another's work inside one process
-        (a per-process cache the first fills and the others read). The process executor
-        plays the episodes of one label one after another on one worker, so that work is
-        done once instead of once per worker; records do not change. Default: None, no
+        (a per-process cache the first fills and the others read). The process and Ray
+        executors play the episodes of one label one after another on one worker, so
+        that work is done once instead of once per worker; records do not change. Default: None, no
         such sharing."""
         return None
 

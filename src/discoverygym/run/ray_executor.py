@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .errors import ExecutorLost
+from .executors import play_group, units_of
 from .job import Job
 
 # Retries cover lost workers/nodes (system failures); an exception inside an episode
@@ -35,9 +36,10 @@ SHUTDOWN_WAIT_S = 10.0
 def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None,
             no_cpu_timeout_s: float = NO_CPU_TIMEOUT_S,
             groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
-    # `groups` (episodes sharing a per-process cache) is not honoured here: Ray places
-    # each task where it likes, so a group's shared work is redone per worker (records
-    # are the same either way), and one task per job keeps node-loss recovery per record.
+    """Each unit (a job, or the jobs of one `groups` label: episodes that share a
+    per-process cache, see `Suite.shared_work`) is one Ray task, so a label's shared
+    work is done once, on the worker that plays its episodes, as under the process
+    executor. A unit lost with its node is retried whole (its results are the same)."""
     import ray
 
     if not jobs:
@@ -65,17 +67,18 @@ def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None,
     where = f"the Ray cluster at {address}" if address else "the local Ray cluster"
 
     @ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)
-    def _run(fn, args):
+    def _run(members):
         from discoverygym.run.lifeline import ensure_bound
 
         if driver is not None:
             ensure_bound(driver)  # the worker ends if the driver is killed
-        return fn(*args)
+        return play_group(members)
 
     head = _HeadWatch(ray.get_runtime_context().gcs_address, where)
     lost = False
     try:
-        refs = {_run.remote(fn, args): i for i, (fn, args) in enumerate(jobs)}
+        refs = {_run.remote([jobs[i] for i in unit]): unit
+                for unit in units_of(len(jobs), groups)}
         pending = list(refs)
         no_cpu_since: float | None = None
         while pending:
@@ -90,8 +93,9 @@ def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None,
                 continue
             no_cpu_since = None
             for ref in ready:
+                unit = refs[ref]
                 try:
-                    result = _get(ray, ref, head)
+                    results = _get(ray, ref, head)
                 except ray.exceptions.LocalRayletDiedError as exc:
                     # the driver's raylet (on the head, for a driver started there) is
                     # gone: every episode still pending would fail the same way
@@ -100,8 +104,8 @@ def run_ray(jobs: Sequence[Job], workers: int = 2, address: str | None = None,
                 except ExecutorLost:
                     raise
                 except Exception as exc:  # noqa: BLE001 - reported per job by the driver
-                    result = exc
-                yield refs[ref], result
+                    results = [exc] * len(unit)
+                yield from zip(unit, results, strict=True)
     except ExecutorLost:
         lost = True
         raise

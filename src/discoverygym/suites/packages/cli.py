@@ -11,8 +11,9 @@ from rich.console import Console
 from ...core.escape import for_terminal
 from .report import aggregate_table
 
-package_app = typer.Typer(help="Task packages (NatureBench layout): build, check, new, serve, "
-                          "summary, validate.",
+package_app = typer.Typer(help="Task packages (NatureBench layout): check, new, summary, "
+                          "validate, serve; build one from a record; generate, "
+                          "verify-release and calibrate-generated for NatureGym's families.",
                           no_args_is_help=True)
 console = Console()
 
