@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import os
@@ -30,10 +31,19 @@ from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
 from .core.grid import seed_text
 from .core.seeds import parse_seeds
+from .core.suite import rollup_labels
 from .doors import DOORS
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
                   no_args_is_help=True, add_completion=False)
+
+
+@app.callback()
+def _every_command() -> None:
+    # The sandbox's isolation line once per command, not once per worker process.
+    from .sandbox.isolation import notices_once_per_command
+
+    notices_once_per_command()
 
 
 @app.command("list")
@@ -101,17 +111,34 @@ def _command_options(ctx: typer.Context) -> list[str]:
             and any(o.startswith("--") for o in p.opts)]
 
 
-def print_summary_table(summary: dict[str, Any], title: str) -> None:
-    table = Table(title=title)
-    table.add_column("task")
+def print_summary_table(summary: dict[str, Any], title: str,
+                        groups: dict[str, str] | None = None) -> None:
+    """Pass counts per task, or per group of tasks where `groups` maps each task to one
+    (a suite's `rollup_tags`: 120 stargazer tasks read as three tiers)."""
+    per_task = summary.get("per_task", {})
+    rows: dict[str, dict[str, int]] = {}
+    for task, entry in per_task.items():
+        row = rows.setdefault(groups.get(task, "other") if groups else task,
+                              {"passed": 0, "n": 0, "tasks": 0})
+        row["passed"] += entry["passed"]
+        row["n"] += entry["n"]
+        row["tasks"] += 1
+    caption = (f"{len(per_task)} tasks rolled up; summary.json has each task"
+               if groups else None)
+    table = Table(title=title, caption=caption)
+    table.add_column("group" if groups else "task")
+    if groups:
+        table.add_column("tasks", justify="right")
     table.add_column("passed", justify="right")
     table.add_column("n", justify="right")
     table.add_column("rate", justify="right")
-    for task, entry in summary.get("per_task", {}).items():
+    for name, entry in rows.items():
         rate = entry["passed"] / entry["n"] if entry["n"] else 0.0
-        table.add_row(for_terminal(task), str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
+        table.add_row(for_terminal(name), *([str(entry["tasks"])] if groups else []),
+                      str(entry["passed"]), str(entry["n"]), f"{rate:.0%}")
     table.add_section()
-    table.add_row("[bold]all[/bold]", str(summary["n_passed"]), str(summary["n_episodes"]),
+    table.add_row("[bold]all[/bold]", *([str(len(per_task))] if groups else []),
+                  str(summary["n_passed"]), str(summary["n_episodes"]),
                   f"[bold]{summary['pass_rate']:.1%}[/bold]")
     console.print(table)
 
@@ -124,7 +151,7 @@ def run(
     agent: Annotated[str | None, typer.Option(help="Scripted agent name.")] = None,
     model: Annotated[str | None, typer.Option(help="LLM via Inspect AI, e.g. openai/gpt-4o.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    workers: Annotated[int, typer.Option(help="Parallel episodes.", min=1)] = max(1, min(4, os.cpu_count() or 1)),
     executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
     address: Annotated[str | None, typer.Option(
         help="Ray cluster address (default: RAY_ADDRESS, else a local cluster).")] = None,
@@ -152,27 +179,39 @@ def run(
     Suite options follow the suite name, e.g. `--protocol budget-obs-100 --tasks period`;
     `discoverygym options SUITE` lists them. Every case the options select is played
     once per seed of `--seeds`."""
-    from .run import default_out_dir, run_episodes
+    from .run import default_out_dir
+    from .run.stop import sigterm_as_interrupt
 
     key = _key_or_exit(key_file)
 
+    # What can be checked without the suite's own modules (its simulators, JAX,
+    # REBOUND: seconds to import) is checked first, so a mistyped command is refused
+    # at once (issue 37).
+    if (agent is None) == (model is None):
+        console.print(f"[red]error:[/red] give exactly one of --agent NAME or --model MODEL."
+                      f"{_misspelt_hint(ctx)}", soft_wrap=True)
+        raise typer.Exit(1)
+    if grader_model is not None and model is None:
+        console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
+        raise typer.Exit(1)
     try:
+        if suite not in SUITES:
+            get_suite(suite)  # raises UnknownName with "did you mean"
+        if agent is not None and agent not in agent_table(suite):
+            close = difflib.get_close_matches(agent, list(agent_table(suite)), n=1)
+            raise UnknownName(f"unknown agent {agent!r} for {suite}."
+                              f"{f' Did you mean {close[0]}?' if close else ''} Agents: "
+                              f"{', '.join(agent_table(suite)) or 'none'}")
+        seed_list = parse_seeds(seeds) if seeds is not None else None
         s = get_suite(suite)
         options = s.parse_options(_parse_extra(list(ctx.args)), _command_options(ctx))
-        seed_list = parse_seeds(seeds) if seeds is not None else list(s.default_seeds)
+        seed_list = seed_list if seed_list is not None else list(s.default_seeds)
         specs = plan_episodes(s, options, seed_list, key=key)
     except (UnknownName, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
-    if (agent is None) == (model is None):
-        console.print("[red]error:[/red] give exactly one of --agent NAME or --model MODEL.")
-        raise typer.Exit(1)
     who = agent or model
     if dry_run:
-        if agent is not None and agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {escape(repr(agent))} for {suite}; "
-                          f"agents: {', '.join(agent_table(suite)) or 'none'}", soft_wrap=True)
-            raise typer.Exit(1)
         tasks_planned = len({spec.task_id for spec in specs})
         console.print(f"dry run: {len(specs)} episodes of {tasks_planned} tasks of {suite} "
                       f"(seeds {seed_text(seed_list)}) for {escape(who)}; nothing played",
@@ -184,33 +223,91 @@ def run(
     if key is not None:  # run.json names the key (id and commitment), never holds it
         config |= {"key_id": key.id, "key_commitment": key.commitment}
     if grader_model is not None:
-        if model is None:
-            console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
-            raise typer.Exit(1)
         config["grader_model"] = grader_model
-    if model is not None:
-        from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
+    # SIGTERM stops the run as Ctrl-C does: records kept, summary marked interrupted.
+    with sigterm_as_interrupt() as stop:
+        try:
+            result = _play(s, specs, agent=agent, model=model, out_dir=out_dir,
+                           config=config, grader_model=grader_model, model_arg=model_arg,
+                           limit=limit, epochs=epochs, max_connections=max_connections,
+                           resume=resume, quiet=quiet, executor=executor, workers=workers,
+                           address=address)
+        except KeyboardInterrupt:  # stopped while starting, before the runner took over
+            console.print("[yellow]interrupted:[/yellow] stopped before any episode was "
+                          "played")
+            raise typer.Exit(stop.exit_code) from None
+    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
+        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
+                      f"{len(result.records)} of {len(specs)} records kept in "
+                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
+                      "finish the run with --resume", soft_wrap=True)
+        raise typer.Exit(1)
+    if getattr(result, "interrupted", False):
+        console.print(f"[yellow]{'terminated' if stop.terminated else 'interrupted'}:"
+                      f"[/yellow] {len(result.records)} records kept in "
+                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
+                      "summary.json is marked "
+                      "interrupted; continue with --resume")
+        raise typer.Exit(stop.exit_code)
+    title = for_terminal(f"{suite} · {who} · {options_text(options)}", 1000)
+    print_summary_table(result.summary, title,
+                        rollup_labels(s, result.summary.get("per_task", {})))
+    extra = s.summary_renderable(result.summary.get("suite_summary") or {})
+    if extra is not None:
+        console.print(extra)
+    for line in result.failures:
+        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
+    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
+    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
+
+def _misspelt_hint(ctx: typer.Context) -> str:
+    """" (--agnet: did you mean --agent?)" for a misspelt option of the command's own among
+    the arguments left to the suite, else ""."""
+    own = ["--" + n.replace("_", "-") for n in _command_options(ctx)]
+    for token in ctx.args:
+        flag = token.split("=", 1)[0]
+        if flag.startswith("--") and flag not in own:
+            close = difflib.get_close_matches(flag, own, n=1, cutoff=0.75)
+            if close:
+                return f" ({escape(flag)}: did you mean {close[0]}?)"
+    return ""
+
+
+def options_text(options: dict[str, Any]) -> str:
+    """Run options for a header: `protocol=budget-obs-100 tasks=period`, not a dict."""
+    if not options:
+        return "defaults"
+    return " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list | tuple) else v}"
+                    for k, v in options.items())
+
+
+def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out_dir: Path,
+          config: dict[str, Any], grader_model: str | None, model_arg: list[str] | None,
+          limit: int | None, epochs: int | None, max_connections: int | None, resume: bool,
+          quiet: bool, executor: str, workers: int, address: str | None) -> Any:
+    """Play the run (an LLM through Inspect, or a scripted agent through an executor);
+    every failure of the environment is one `error:` line and exit 1."""
+    from .run import run_episodes
+
+    if model is not None:
         try:
-            result = run_model(s, specs, model=model, out_dir=out_dir, config=config,
-                               extra={"model_roles": {"grader": grader_model}} if grader_model
-                               else None, model_args=parse_model_args(model_arg or []),
-                               limit=limit, epochs=epochs, max_connections=max_connections,
-                               resume=resume, display="none" if quiet else "rich")
-        except (FileExistsError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
-            raise typer.Exit(1) from exc
+            from .doors.inspect.model_run import parse_model_args, run_model  # [inspect]
+
+            return run_model(s, specs, model=model, out_dir=out_dir, config=config,
+                             extra={"model_roles": {"grader": grader_model}} if grader_model
+                             else None, model_args=parse_model_args(model_arg or []),
+                             limit=limit, epochs=epochs, max_connections=max_connections,
+                             resume=resume, display="none" if quiet else "rich")
+        except (FileExistsError, ValueError) as exc:  # e.g. the model's server not there
+            console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}", soft_wrap=True)
+            raise typer.Exit(1) from None
     else:
-        if agent not in agent_table(suite):
-            console.print(f"[red]error:[/red] unknown agent {for_terminal(repr(agent))} for "
-                          f"{for_terminal(suite)}; agents: "
-                          f"{for_terminal(', '.join(agent_table(suite)) or 'none', 2000)}")
-            raise typer.Exit(1)
         try:
-            result = run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
-                                  workers=workers, resume=resume, config=config,
-                                  show_progress=not quiet,
-                                  executor_options={"address": address} if address else None)
+            return run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
+                                workers=workers, resume=resume, config=config,
+                                show_progress=not quiet,
+                                executor_options={"address": address} if address else None)
         except ValueError as exc:  # e.g. a ray:// address without the Ray client
             message = " ".join(str(exc).split())
             if "ray[client]" in message:
@@ -236,27 +333,6 @@ def run(
             console.print(f"[red]error:[/red] cannot write the run to {for_terminal(where, 2000)}: "
                           f"{for_terminal(exc.strerror or exc, 2000)}")
             raise typer.Exit(1) from None
-    if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
-        console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
-                      f"{len(result.records)} of {len(specs)} records kept in "
-                      f"{result.out_dir / 'records.jsonl'}; when the executor is back, "
-                      "finish the run with --resume", soft_wrap=True)
-        raise typer.Exit(1)
-    if getattr(result, "interrupted", False):
-        console.print(f"[yellow]interrupted:[/yellow] {len(result.records)} records kept in "
-                      f"{for_terminal(result.out_dir / 'records.jsonl', 2000)}; "
-                      "summary.json is marked "
-                      "interrupted; continue with --resume")
-        raise typer.Exit(130)
-    title = for_terminal(f"{suite} · {who} · {options or 'defaults'}", 1000)
-    print_summary_table(result.summary, title)
-    extra = s.summary_renderable(result.summary.get("suite_summary") or {})
-    if extra is not None:
-        console.print(extra)
-    for line in result.failures:
-        console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
-    console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
-    console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
 
 
 @app.command("audit")
@@ -328,7 +404,7 @@ def calibrate_cmd(
         = None,
     values: Annotated[bool, typer.Option(
         help="Add each agent's median metric to the markdown cells.")] = False,
-    workers: Annotated[int, typer.Option(help="Parallel episodes.")] = max(1, min(4, os.cpu_count() or 1)),
+    workers: Annotated[int, typer.Option(help="Parallel episodes.", min=1)] = max(1, min(4, os.cpu_count() or 1)),
     executor: Annotated[str, typer.Option(help="serial | process | ray")] = "process",
     address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
     resume: Annotated[bool, typer.Option(help="Reuse the records already in --runs.")] = False,
@@ -353,7 +429,9 @@ def calibrate_cmd(
         write_table,
     )
     from .report.markers import MarkerError, read_block, write_block
+    from .run.stop import StopState, sigterm_as_interrupt
 
+    stop = StopState()  # replaced by the one of the run, once it starts
     readme_marker = f"calibrate:{marker or suite}"
     try:
         seed_list = parse_seeds(seeds)
@@ -375,18 +453,19 @@ def calibrate_cmd(
                           f"{len(agents)} agents ({', '.join(agents)}); nothing played",
                           soft_wrap=True)
             return
-        result = calibrate(suite, seeds=seed_list, tasks=tasks,
-                           raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
-                           executor=executor, workers=workers, resume=resume,
-                           show_progress=not quiet and not as_json,
-                           executor_options={"address": address} if address else None)
+        with sigterm_as_interrupt() as stop:  # SIGTERM stops it as Ctrl-C does
+            result = calibrate(suite, seeds=seed_list, tasks=tasks,
+                               raw_options=_parse_extra(list(ctx.args)), runs_dir=runs,
+                               executor=executor, workers=workers, resume=resume,
+                               show_progress=not quiet and not as_json,
+                               executor_options={"address": address} if address else None)
     except (UnknownName, ValueError, FileExistsError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] records kept; continue with --resume "
                       "and the same --runs")
-        raise typer.Exit(130) from None
+        raise typer.Exit(stop.exit_code) from None
     if out is not None:
         try:
             write_table(result, out, values=values)
@@ -407,18 +486,20 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
     else:
-        table = Table(title=f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}")
-        table.add_column("task")
-        for agent in result.agents:
-            table.add_column(for_terminal(agent), justify="right")
-        table.add_column("verdict")
+        from .core.fit_table import fit_table
+
         colour = {"valid": "green", "too hard": "yellow", "weak": "yellow", "leaks": "red"}
-        for task in result.tasks:
-            cells = [f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
-                     for a in result.agents]
-            table.add_row(for_terminal(task.task_id), *cells,
-                          f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]")
-        console.print(table)
+        rows = [[for_terminal(task.task_id),
+                 f"[{colour[task.verdict]}]{task.verdict}[/{colour[task.verdict]}]",
+                 *(f"{task.rates[a].passed}/{task.rates[a].n}" if a in task.rates else "-"
+                   for a in result.agents)] for task in result.tasks]
+        # Task ids fold whole (two ids cut to one "area_swe…" read alike); the verdict
+        # comes second so that agents that do not fit are the ones left out.
+        console.print(fit_table(
+            f"calibration of {for_terminal(suite)} · seeds {for_terminal(seeds)}",
+            ["task", "verdict", *(for_terminal(a) for a in result.agents)],
+            rows, numeric=set(range(2, 2 + len(result.agents))), width=console.width,
+            keep=2))
         console.print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
         for task in result.tasks:
             if task.reason:
@@ -483,6 +564,8 @@ def leaderboard_cmd(
         FORMATS,
         METRICS,
         TABLE_METRICS,
+        broken_lines,
+        check_keys,
         choose_columns,
         format_rows,
         leaderboard,
@@ -495,16 +578,26 @@ def leaderboard_cmd(
         raise typer.Exit(1)
     keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
+        check_keys(list(runs or []), keys)
         rows = leaderboard(list(runs or []), keys)
         rows = choose_columns(rows, keys, columns,
                               default=TABLE_METRICS if fmt == "table" else METRICS)
+        n_broken = broken_lines(list(runs or []))
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
+    # Lines that are no record are skipped, and said: on stderr beside csv/json/markdown,
+    # so their output stays one document.
+    skipped = (f"skipped {n_broken} unreadable line{'s' if n_broken != 1 else ''} "
+               "(not a JSON record)") if n_broken else None
     if fmt != "table":
         typer.echo(format_rows(rows, fmt))
+        if skipped:
+            err_console.print(f"note: {skipped}", markup=False, highlight=False)
         return
     console.print(terminal_table(rows, keys, console.width))
+    if skipped:
+        console.print(f"note: {skipped}", markup=False, highlight=False)
 
 
 @app.command("report")
@@ -594,6 +687,30 @@ from .keys_cli import key_app, verify  # noqa: E402
 
 app.add_typer(key_app, name="key")
 app.command("verify")(verify)
+
+
+def flowed(text: str) -> str:
+    """A docstring as `--help` should show it: each paragraph one flowing line (the
+    terminal wraps it at its width), paragraphs kept apart. Typer kept the source's line
+    breaks, so at 80 columns sentences broke in the middle."""
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
+def _flow_help(typer_app: typer.Typer) -> None:
+    """Flow the help of every command of `typer_app` and of its command groups."""
+    for command in typer_app.registered_commands:
+        doc = command.help or (command.callback.__doc__ if command.callback else None)
+        if doc:
+            command.help = flowed(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _flow_help(group.typer_instance)
+
+
+_flow_help(app)
 
 
 def main() -> None:

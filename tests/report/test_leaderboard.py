@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from discoverygym.run.leaderboard import format_rows, leaderboard
+from discoverygym.run.leaderboard import broken_lines, check_keys, format_rows, leaderboard
 
 
 def _rec(agent, passed, tier, obs, usd=0.0):
@@ -60,3 +60,57 @@ def test_formats_and_errors(runs, tmp_path):
         leaderboard([str(tmp_path / "nothing-here")], ["agent"])
     with pytest.raises(ValueError):
         leaderboard([str(runs / "run2")], ["agent; drop table"])
+
+
+def _mad(protocol, variant, passed, *, old_style):
+    """A mad record; `old_style`: as written before issue 36 (the variant at the top)."""
+    return {"suite": "mad", "task_id": "classical-kappa20", "seed": 0, "agent": "newtonian",
+            "model": None, "options": {"protocol": protocol}, "passed": passed,
+            "score": float(passed), "protocol": variant if old_style else protocol,
+            "details": {"variant": variant}, "usage": {}}
+
+
+@pytest.mark.parametrize("old_style", [False, True])
+def test_by_protocol_keeps_paper_and_discovery_apart(tmp_path, old_style):
+    (tmp_path / "records.jsonl").write_text("".join(
+        json.dumps(r) + "\n" for r in (_mad("paper", "predict", True, old_style=old_style),
+                                       _mad("discovery", "predict", False,
+                                            old_style=old_style))))
+    rows = leaderboard([str(tmp_path)], ["suite", "agent", "protocol"])
+    assert {r["protocol"]: r["n"] for r in rows} == {"paper": 1, "discovery": 1}
+    assert {r["variant"]: r["n"] for r in leaderboard([str(tmp_path)], ["variant"])} == \
+        {"predict": 2}
+
+
+def test_a_group_key_no_record_has_is_refused_with_a_suggestion(runs):
+    check_keys([str(runs / "*")], ["suite", "agent", "tier"])  # tier is an option: fine
+    with pytest.raises(ValueError, match="Did you mean agent"):
+        check_keys([str(runs / "*")], ["suite", "agnet"])
+    with pytest.raises(ValueError, match="Did you mean tier"):
+        check_keys([str(runs / "*")], ["tiers"])
+
+
+def test_unreadable_lines_are_counted(runs):
+    assert broken_lines([str(runs / "*")]) == 0
+    with (runs / "run1" / "records.jsonl").open("a") as fh:
+        fh.write("not json\n[1, 2]\n\n{\"torn\": ")
+    assert broken_lines([str(runs / "*")]) == 3
+    # The figures are unchanged: the three lines are no records.
+    assert {r["agent"]: r["n"] for r in leaderboard([str(runs / "*")], ["agent"])} == \
+        {"a": 4, "b": 3}
+
+
+def test_command_refuses_a_typo_and_says_what_it_skipped(runs):
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    typo = CliRunner().invoke(app, ["leaderboard", str(runs / "*"), "--by", "suite,agnet"])
+    assert typo.exit_code == 1 and "Did you mean agent?" in typo.output
+    with (runs / "run2" / "records.jsonl").open("a") as fh:
+        fh.write("not json\n")
+    table = CliRunner().invoke(app, ["leaderboard", str(runs / "*"), "--by", "agent"])
+    assert table.exit_code == 0 and "skipped 1 unreadable line" in table.output
+    csv = CliRunner().invoke(app, ["leaderboard", str(runs / "*"), "--by", "agent",
+                                   "--format", "csv"])
+    assert csv.exit_code == 0 and "skipped 1 unreadable line" in csv.output

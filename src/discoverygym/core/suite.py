@@ -127,6 +127,10 @@ class Suite(ABC):
     agent_note: str = ""
     #: The seeds a run plays each case with when `--seeds` is not given.
     default_seeds: tuple[int, ...] = (0,)
+    #: Task tags that a long per-task table rolls up by (stargazer: tier): past
+    #: ROLLUP_OVER tasks, the run's table and the HTML report show one row per value
+    #: (`rollup_labels`); summary.json keeps every task.
+    rollup_tags: tuple[str, ...] = ()
     #: Options that are themselves seeds (a procedural world's seed): with a key they are
     #: keyed too, and records keep the public value.
     keyed_options: tuple[str, ...] = ()
@@ -252,8 +256,10 @@ class Suite(ABC):
                 flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
                 close = difflib.get_close_matches("--" + key, flags, n=1, cutoff=0.6)
                 hint = f" Did you mean {close[0]}?" if close else ""
+                own = ", ".join("--" + n.replace("_", "-") for n in command_options)
                 raise UnknownName(f"Suite '{self.name}' has no option --{key}.{hint} "
-                                  f"Options: {allowed or 'none'}.")
+                                  f"Options: {allowed or 'none'}"
+                                  f"{f'; the command also takes {own}' if own else ''}.")
             parsed[name] = known[name].parse(value)
         return parsed
 
@@ -329,6 +335,22 @@ def register_suite(name: str, path: str, *, gym_name: str | None = None,
     gym_name = gym_name or name.replace("-", " ").title().replace(" ", "")
     SUITES[name] = SuiteEntry(path, gym_name, cli, cli_name)
     get_suite.cache_clear()
+
+
+#: How many tasks a per-task table shows before it rolls up (`Suite.rollup_tags`).
+ROLLUP_OVER = 24
+
+
+def rollup_labels(suite: Suite, task_ids: Iterable[str]) -> dict[str, str] | None:
+    """Each task's group ("easy", or "classical · normal" for two tags) where the
+    suite rolls up and there are more than ROLLUP_OVER tasks; else None (one row per
+    task). A task the suite does not list (another bank's) goes under "other"."""
+    ids = list(dict.fromkeys(task_ids))
+    if not suite.rollup_tags or len(ids) <= ROLLUP_OVER:
+        return None
+    tags = {t.id: t.tags for t in suite.tasks()}
+    return {tid: " · ".join(str(tags[tid].get(k, "?")) for k in suite.rollup_tags)
+            if tid in tags else "other" for tid in ids}
 
 
 def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:

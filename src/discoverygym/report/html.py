@@ -145,6 +145,17 @@ def _transcript_cell(r: dict[str, Any]) -> _Raw:
     return _Raw(out)
 
 
+def _rollup(suite_name: Any, task_ids: list[str]) -> dict[str, str] | None:
+    """The suite's groups of tasks for the table (None: one row per task, also where
+    the suite cannot be loaded: records may name any suite)."""
+    from ..core.suite import rollup_labels
+
+    try:
+        return rollup_labels(get_suite(str(suite_name)), task_ids)
+    except Exception:  # noqa: BLE001 - an unknown or broken suite: per task
+        return None
+
+
 def build_report(run_dir: Path) -> str:
     """The report's HTML for a run directory."""
     run_dir = Path(run_dir)
@@ -188,12 +199,18 @@ def build_report(run_dir: Path) -> str:
               b["mean_spent"], b["max_spent"]] for kind, b in budgets.items()],
             numeric={1, 3, 4}))
 
-    parts.append("<h2>By task</h2>")
     by_task: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        by_task.setdefault(r["task_id"], []).append(r)
+    groups = _rollup(suite_name, [r["task_id"] for r in records])
+    for r in records:  # per task, or per group of tasks (the suite's rollup_tags)
+        by_task.setdefault(groups[r["task_id"]] if groups else r["task_id"], []).append(r)
+    if groups:
+        parts.append(f"<h2>By {esc(' and '.join(get_suite(str(suite_name)).rollup_tags))}"
+                     f"</h2><p class=\"muted\">{len(groups)} tasks rolled up; "
+                     "summary.json has each task.</p>")
+    else:
+        parts.append("<h2>By task</h2>")
     parts.append(table(
-        ["task", "n", "passed", "rate", "mean score", "mean obs"],
+        ["group" if groups else "task", "n", "passed", "rate", "mean score", "mean obs"],
         [[t, len(rs), sum(r["passed"] for r in rs), percent(sum(r["passed"] for r in rs) / len(rs)),
           sum(float(r["score"]) for r in rs) / len(rs),
           sum(float(r["usage"].get("observations", 0)) for r in rs) / len(rs)]

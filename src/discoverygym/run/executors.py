@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from .errors import ExecutorLost  # noqa: F401 - raised through here by the Ray executor
@@ -105,19 +106,26 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
     pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
                                initializer=bind_to_driver, initargs=(os.getpid(),))
     finished_normally = False
+    # Finished futures arrive through a queue, not concurrent.futures.wait: wait() takes
+    # the lock of every pending future in turn, and a Ctrl-C or SIGTERM landing while it
+    # held some (thousands of futures: likely) left them held, so the pool's manager
+    # thread and the interpreter's exit waited on them forever.
+    finished: queue.SimpleQueue = queue.SimpleQueue()
     try:
+        pending = {}
         with worker_thread_budget(workers):  # workers start on the first submits
-            pending = {pool.submit(play_group, [jobs[i] for i in unit]): unit
-                       for unit in units_of(len(jobs), groups)}
+            for unit in units_of(len(jobs), groups):
+                future = pool.submit(play_group, [jobs[i] for i in unit])
+                pending[future] = unit
+                future.add_done_callback(finished.put)
         while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                unit = pending.pop(future)
-                try:
-                    results = future.result()
-                except Exception as exc:  # noqa: BLE001 - e.g. the worker died
-                    results = [exc] * len(unit)
-                yield from zip(unit, results, strict=True)
+            future = _next_done(finished)
+            unit = pending.pop(future)
+            try:
+                results = future.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. the worker died
+                results = [exc] * len(unit)
+            yield from zip(unit, results, strict=True)
         finished_normally = True
     finally:
         if finished_normally:
@@ -126,6 +134,15 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
             for process in list(getattr(pool, "_processes", {}).values()):
                 process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _next_done(finished: queue.SimpleQueue) -> Any:
+    """The next finished future; waits in short steps, so a signal is handled at once."""
+    while True:
+        try:
+            return finished.get(timeout=0.5)
+        except queue.Empty:
+            continue
 
 
 EXECUTORS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {

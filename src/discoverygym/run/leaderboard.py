@@ -49,9 +49,69 @@ def _key_sql(key: str) -> str:
         return "regexp_replace(filename, '/records\\.jsonl$', '')"
     if not key.replace("_", "").isalnum():
         raise ValueError(f"Bad group key {key!r}.")
+    if key == "protocol":
+        # mad records written before the protocol had one meaning held the variant
+        # (predict, infer, ...) at the top and the protocol in options: read the protocol
+        # from options for mad, so old and new records group alike.
+        return ("CASE WHEN json ->> '$.suite' = 'mad' AND json ->> '$.options.protocol' "
+                "IS NOT NULL THEN json ->> '$.options.protocol' ELSE json ->> '$.protocol' END")
     if key in TOP_LEVEL:
         return f"json ->> '$.{key}'"
     return f"coalesce(json ->> '$.options.{key}', json ->> '$.details.{key}')"
+
+
+#: The group keys every record may be grouped by, whatever its suite.
+ALWAYS_KEYS = ("run", *TOP_LEVEL)
+
+
+def check_keys(paths: list[str], by: list[str]) -> None:
+    """Refuse a group key that no record names (a typo such as `agnet` would otherwise
+    group every record into one row), with the closest key the records do have."""
+    import difflib
+
+    import duckdb
+
+    unknown = [k for k in by if k not in ALWAYS_KEYS]
+    if not unknown:
+        return
+    for key in unknown:
+        _key_sql(key)  # a key that is no name at all is refused first
+    files = record_files(paths)
+    con = duckdb.connect()
+    try:
+        # The option and detail names the records hold (first level only), for the check
+        # and for the suggestion.
+        names = {row[0] for row in con.execute(
+            """SELECT DISTINCT unnest(json_keys(json, '$.options')) FROM
+                   read_ndjson_objects(?, ignore_errors = true)
+               WHERE json_type(json) = 'OBJECT' AND json_type(json, '$.options') = 'OBJECT'
+               UNION SELECT DISTINCT unnest(json_keys(json, '$.details')) FROM
+                   read_ndjson_objects(?, ignore_errors = true)
+               WHERE json_type(json) = 'OBJECT' AND json_type(json, '$.details') = 'OBJECT'
+            """, [files, files]).fetchall()}
+    finally:
+        con.close()
+    for key in unknown:
+        if key in names:
+            continue
+        choices = sorted({*ALWAYS_KEYS, *(n for n in names if isinstance(n, str))})
+        close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        raise ValueError(f"No record has a group key {key!r}.{hint} Keys: "
+                         f"{', '.join(choices[:40])}{' ...' if len(choices) > 40 else ''}.")
+
+
+def broken_lines(paths: list[str]) -> int:
+    """How many non-empty lines of the records files no reader can use (not JSON, or
+    JSON but not an object): the leaderboard skips them, and says how many."""
+    from ..core.record import read_records
+
+    count = 0
+    for name in record_files(paths):
+        unreadable: list[int] = []
+        lines = read_records(Path(name), unreadable)
+        count += len(unreadable) + sum(1 for r in lines if not isinstance(r, dict))
+    return count
 
 
 def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
@@ -152,8 +212,15 @@ def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> A
         return {i: max([*(len(line) for line in header[i].splitlines()),
                         *(len(row[i]) for row in cells)]) for i in header}
 
-    def needed(figures: dict[int, int]) -> int:  # borders, padding, 4 characters a name
-        return 3 * (len(names) + len(figures)) + 1 + sum(figures.values()) + 4 * len(names)
+    # A name folds at its spaces only: its column is as wide as its longest word (a
+    # folded "gravi" / "ty" misreads), up to 24 characters.
+    name_width = {i: min(24, max(len(w) for w in [cols[i], *(word for row in cells
+                                                             for word in row[i].split())]))
+                  for i in names}
+
+    def needed(figures: dict[int, int]) -> int:  # borders, padding, the names' words
+        return (3 * (len(names) + len(figures)) + 1 + sum(figures.values())
+                + sum(name_width.values()))
 
     figures = widths(labels)
     if needed(figures) > width:
@@ -168,7 +235,7 @@ def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> A
                "or choose --columns)") if left_out else None
     table = Table(title="leaderboard", caption=caption)
     for i in names:
-        table.add_column(for_terminal(cols[i]), overflow="fold")
+        table.add_column(for_terminal(cols[i]), overflow="fold", min_width=name_width[i])
     for i in sorted(figures):
         table.add_column("\n".join(for_terminal(line) for line in labels[i].splitlines()),
                          justify="right", no_wrap=True, min_width=figures[i])

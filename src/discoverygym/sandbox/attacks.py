@@ -93,17 +93,21 @@ def working_levels() -> list[str]:
 def forced_level(level: str) -> Iterator[None]:
     """Force `level` for the runs inside, as $DISCOVERYGYM_SANDBOX_ISOLATION does, and
     put the variable back as it was."""
-    from .isolation import LEVEL_ENV
+    from .isolation import LEVEL_ENV, QUIET_ENV
 
-    before = os.environ.get(LEVEL_ENV)
+    before = {name: os.environ.get(name) for name in (LEVEL_ENV, QUIET_ENV)}
     os.environ[LEVEL_ENV] = level
+    # The level is weak on purpose: the audit's table reports it, so no notice (whose
+    # advice to install bubblewrap would be wrong where it is installed).
+    os.environ[QUIET_ENV] = "1"
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(LEVEL_ENV, None)
-        else:
-            os.environ[LEVEL_ENV] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _descriptors(level: str) -> tuple[bool, str]:

@@ -28,10 +28,13 @@ sandbox can be killed by uid. Work that must not run below some level names it
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
+import contextlib
 import functools
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -39,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -592,15 +594,58 @@ def resolve_level(config: SandboxConfig) -> str:
         raise SandboxUnavailable(
             f"isolation level {level!r} is below this task's minimum "
             f"{config.minimum_isolation!r}: nothing was run", level)
-    if level not in _announced:
-        _announced.add(level)
+    if _first_notice(level):
         warning = weak_warning(level)
-        if warning:
-            warnings.warn(warning, RuntimeWarning, stacklevel=3)
-            print(f"discoverygym sandbox: {warning}", file=sys.stderr)
-        else:
-            print(f"discoverygym sandbox: isolation level '{level}'", file=sys.stderr)
+        # One plain line on stderr (records carry the warning too); not warnings.warn,
+        # which printed this file's path and source line beside it.
+        print(f"discoverygym sandbox: {warning or f'isolation level {level!r}'}",
+              file=sys.stderr)
     return level
+
+
+#: Set by `notices_once_per_command` in the command's process; its worker processes
+#: inherit it, so that the level is announced once per command, not once per worker.
+NOTICE_ENV = "DISCOVERYGYM_SANDBOX_NOTICE"
+#: Set while a level is forced on purpose (the audit plays every level this host has):
+#: its own table reports the levels, and the advice to install bubblewrap would be wrong.
+QUIET_ENV = "DISCOVERYGYM_SANDBOX_QUIET"
+
+
+def notices_once_per_command() -> None:
+    """Make this process the one whose workers share its announcements (call once, in
+    the command's process, before workers start; a process that inherits the setting
+    keeps it)."""
+    if os.environ.get(NOTICE_ENV):
+        return
+    stem = os.path.join(tempfile.gettempdir(),
+                        f"discoverygym-notice-{os.getpid()}-{secrets.token_hex(6)}")
+    os.environ[NOTICE_ENV] = stem
+    atexit.register(_remove_notices, stem)
+
+
+def _remove_notices(stem: str) -> None:
+    for level in LEVELS:
+        with contextlib.suppress(OSError):
+            os.unlink(f"{stem}-{level}")
+
+
+def _first_notice(level: str) -> bool:
+    """Whether this process should announce `level`: the first time in this process,
+    and, where the command shares its notices (NOTICE_ENV), the first time in the
+    command (a marker file made with O_EXCL: one process wins)."""
+    if level in _announced or os.environ.get(QUIET_ENV):
+        return False
+    _announced.add(level)
+    stem = os.environ.get(NOTICE_ENV)
+    if not stem:
+        return True
+    try:
+        os.close(os.open(f"{stem}-{level}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    except OSError:  # no temporary folder to write to: say it rather than stay silent
+        return True
+    return True
 
 
 def terminate(proc: subprocess.Popen, layout: Layout) -> None:

@@ -37,6 +37,10 @@ def test_newtonian_passed_kappa20_under_the_paper_protocol_and_fails_it_now():
     assert all(r["passed"] for r in paper)  # the problem of issue 16
     assert not any(r["passed"] for r in default)
     assert all(r["options"]["protocol"] == "discovery" for r in default)
+    # One meaning per field (issue 36): `protocol` is the protocol, the variant is its own.
+    assert {r["protocol"] for r in paper} == {"paper"}
+    assert {r["protocol"] for r in default} == {"discovery"}
+    assert {r["details"]["variant"] for r in paper + default} == {"predict"}
     assert all(r["details"]["reference"].startswith("normal physics") for r in default)
 
 

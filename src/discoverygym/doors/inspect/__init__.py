@@ -1,11 +1,19 @@
 """Inspect AI front-end: every suite as an Inspect task, the sandboxed interpreter as
 a tool, the EpisodeRecord in the score's metadata, and a scripted model provider
-(`discoverygym/<policy>`) for offline runs."""
+(`discoverygym/<policy>`) for offline runs.
 
-from .limits import AgentLimits, system_prompt
-from .prices import PRICES_USD_PER_MTOK, cost_usd, price_table
-from .provider import ScriptedPolicyAPI
-from .task import SESSIONS, episode_agent, episode_record, sample_id, suite_task
+The names below load on first use, so that `discoverygym run --model` can check the
+command and the model's endpoint (`endpoint.py`) before Inspect itself is imported."""
+
+from ...core.suite import lazy_exports
+
+__getattr__ = lazy_exports(__name__, {
+    "AgentLimits": ".limits", "system_prompt": ".limits",
+    "PRICES_USD_PER_MTOK": ".prices", "cost_usd": ".prices", "price_table": ".prices",
+    "ScriptedPolicyAPI": ".provider",
+    "SESSIONS": ".task", "episode_agent": ".task", "episode_record": ".task",
+    "sample_id": ".task", "suite_task": ".task",
+})
 
 __all__ = [
     "PRICES_USD_PER_MTOK", "SESSIONS", "AgentLimits", "ScriptedPolicyAPI",

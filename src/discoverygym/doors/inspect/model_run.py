@@ -74,9 +74,19 @@ def run_model(
     `limit` keeps the first N episodes; `epochs` plays each K times (records carry
     details["epoch"]); `max_connections` caps concurrent model requests; `extra` is
     passed to Inspect's `eval` as further keyword arguments; `sandbox` replaces the
-    suite's interpreter limits (`Suite.python_limits`)."""
+    suite's interpreter limits (`Suite.python_limits`).
+
+    Before anything is played the model's server is asked once (`endpoint.py`):
+    nothing answering raises EndpointUnreachable (a ValueError). A run stopped by
+    Ctrl-C (or SIGTERM, see run/stop.py) keeps the records of the samples that
+    finished, writes summary.json marked interrupted and returns `interrupted=True`."""
+    from .endpoint import check_endpoint
+
+    check_endpoint(model, model_args)
+
     from inspect_ai import eval as inspect_eval
 
+    from . import provider  # noqa: F401 - registers the scripted `discoverygym/` models
     from .limits import sandbox_config
     from .task import sample_id, suite_task
 
@@ -100,6 +110,7 @@ def run_model(
 
     failures: list[str] = []
     new_records: list[dict[str, Any]] = []
+    interrupted = False
     # The run directory may lie outside ./runs: hide it from the sandbox too.
     sandbox = sandbox or sandbox_config(s.name)
     sandbox = dataclasses.replace(
@@ -117,27 +128,65 @@ def run_model(
         if max_connections is not None:
             eval_args["max_connections"] = int(max_connections)
         eval_args.update(extra or {})
-        logs = inspect_eval(task, **eval_args)
+        log_dir = run_dir.path / "inspect-logs"
+        earlier = set(log_dir.iterdir()) if log_dir.is_dir() else set()
+        try:
+            logs = list(inspect_eval(task, **eval_args))
+        except KeyboardInterrupt:  # stopped before Inspect could end the eval itself
+            interrupted, logs = True, []
+        # Inspect ends a Ctrl-C'd eval itself: the log it writes is "cancelled", and what
+        # eval returns may be nothing at all; the log on disk holds the finished samples.
+        if interrupted or not logs or any(log.status == "cancelled" for log in logs):
+            written = _logs_written(log_dir, earlier)
+            if interrupted or any(log.status == "cancelled" for log in [*logs, *written]):
+                interrupted = True
+                logs = logs if any(log.samples for log in logs) else written
         by_id = {sample_id(spec): spec for spec in todo}
         with run_dir.writer() as writer:
             for log in logs:
-                if log.error is not None and not log.samples:
+                if log.error is not None and not log.samples and not interrupted:
                     failures.append(f"inspect eval failed: {log.error.message}")
                 for sample in log.samples or []:
                     spec = by_id.get(str(sample.id))
                     if spec is None or run_dir.is_done(spec, int(sample.epoch)):
                         continue
+                    if interrupted and _record_of(sample) is None:
+                        continue  # cut short by the stop: --resume plays it again
                     record = _sample_record(spec, sample, model, failures)
                     writer.write(record)
                     new_records.append(record)
 
     n_planned = len(specs) if limit is None else min(int(limit), len(specs))
     fields: dict[str, Any] = {"n_planned": n_planned * n_epochs, "epochs": n_epochs,
-                              "n_infrastructure_failures": len(failures)}
+                              "n_infrastructure_failures": len(failures),
+                              "interrupted": interrupted}
     if failures:
         fields["infrastructure_failures"] = failures
     records, summary = run_dir.finish(_usage_and_isolation, **fields)
-    return RunResult(run_dir.path, records, summary, len(new_records), failures)
+    return RunResult(run_dir.path, records, summary, len(new_records), failures, interrupted)
+
+
+def _logs_written(log_dir: Path, earlier: set[Path]) -> list[Any]:
+    """The eval logs Inspect wrote under `log_dir` in this session (not in `earlier`):
+    a stopped run keeps what their finished samples hold. An unreadable log (torn by
+    the stop) is passed over."""
+    from inspect_ai.log import read_eval_log
+
+    logs = []
+    for path in sorted(set(log_dir.iterdir()) - earlier) if log_dir.is_dir() else []:
+        if path.suffix not in (".eval", ".json") or not path.is_file():
+            continue
+        try:
+            logs.append(read_eval_log(str(path)))
+        except Exception:  # noqa: BLE001 - a log torn by the stop holds nothing to keep
+            continue
+    return logs
+
+
+def _record_of(sample: Any) -> dict[str, Any] | None:
+    """The EpisodeRecord a finished sample's score carries (None: no score)."""
+    score = (sample.scores or {}).get(SCORER)
+    return (score.metadata or {}).get("record") if score else None
 
 
 def _usage_and_isolation(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -153,8 +202,7 @@ def _sample_record(spec: EpisodeSpec, sample: Any, model: str,
                    failures: list[str]) -> dict[str, Any]:
     """The record a finished Inspect sample carries, or a failed one naming why there is
     none (a sample Inspect could not finish is never dropped)."""
-    score = (sample.scores or {}).get(SCORER)
-    record = (score.metadata or {}).get("record") if score else None
+    record = _record_of(sample)
     if record is None:
         reason = sample.error.message if sample.error else "no score"
         failures.append(f"{spec.task_id} seed={spec.seed} epoch={sample.epoch}: "

@@ -60,6 +60,7 @@ def eval_cmd(
         if split == "train" and limit is None:
             raise ValueError("The train split is endless; say how many tasks with -n.")
         next(iter(split_specs(suite, split, options, seeds)), None)
+        _needs_verifiers()
         rollouts_summary.check_streaming(base_url, model, os.environ.get(api_key_var))
     except (UnknownName, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -81,6 +82,16 @@ def eval_cmd(
         typer.echo(line)
     raise typer.Exit(done.returncode or (1 if summary.errored or not summary.rollouts
                                          else 0))
+
+
+def _needs_verifiers() -> None:
+    """Say that `rl eval` needs the [rl] extra when verifiers is missing. Without this
+    check a bare install first missed httpx (the stream check's client) and asked for
+    [server], an extra that would not have helped."""
+    import importlib.util
+
+    if importlib.util.find_spec("verifiers") is None:
+        raise ModuleNotFoundError("No module named 'verifiers'", name="verifiers")
 
 
 def mount(app: typer.Typer) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core.bounded import clip
 from .evaluator_runner import run_evaluator
 from .package import Instance, Package, PackageError, load_package
 from .scoring import parse_sota
@@ -187,7 +188,10 @@ def static_findings(pkg: Package) -> list[Finding]:
                                    f"no section about '{section}'"))
     for inst in pkg.instances:
         if inst.sota is None:
-            what = "is null" if not inst.sota_text else f"{inst.sota_text!r:.200} has no number"
+            # The entries' values (not the whole entry, cut mid-string): what lacks a number.
+            values = [e.get("value") if isinstance(e, dict) else e for e in inst.sota_text]
+            what = ("is null" if not inst.sota_text else
+                    f"value {clip(', '.join(map(repr, values)), 160)} has no number")
             out.append(Finding("sota", "metadata.json", f"instance {inst.name}: SOTA {what}"))
         elif inst.sota == 0:
             out.append(Finding("sota", "metadata.json",

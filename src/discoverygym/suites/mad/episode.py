@@ -67,14 +67,17 @@ class MadEpisode(Episode):
     budget and runs, `describe_law`, the shared prompt and workspace, and the record's
     details. Subclasses (one per variant, `variants.py`) supply the answer phase."""
 
-    variant: ClassVar[str]  # the variant's name, as the record states it
+    variant: ClassVar[str]  # the variant's name, as the record's details state it
 
     def __init__(self, world: World, *, task_id: str, seed: int, options: dict[str, Any],
                  trials: int = 1) -> None:
         self._check_world(world)
         self._check_trials(trials)
+        # `protocol` is the scoring protocol (paper, discovery), as in every suite; the
+        # variant (predict, infer, ...) is its own field, details["variant"].
         super().__init__(suite="mad", task_id=task_id, seed=seed, options=options,
-                         world=world.name, protocol=self.variant)
+                         world=world.name,
+                         protocol=options.get("protocol") or getattr(world, "protocol", None))
         self._world = world
         self._n_trials = int(trials)
         self._noise_rng = np.random.default_rng([int(seed), streams.MAD_NOISE])

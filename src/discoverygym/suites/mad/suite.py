@@ -74,6 +74,7 @@ class MadSuite(Suite):
 
     name = "mad"
     default_seeds = DEFAULT_SEEDS  # the paper's ten runs of each task
+    rollup_tags = ("world", "law")  # tables past ROLLUP_OVER tasks show world and law
     agent_limits = AgentLimits(messages=300, tokens=1_500_000, time_s=3600)
     python_limits = PythonLimits(time_limit_s=120, cpu_s=1800)
     agent_note = "The laws of this world may differ from the ones you know; infer them from data."
@@ -229,26 +230,27 @@ class MadSuite(Suite):
         per_task = suite_summary.get("per_task") or {}
         if not per_task:
             return None
-        from rich.table import Table
+        import shutil
 
         from ...core.escape import for_terminal
-
-        table = Table(title="mad: prediction error and skill per task",
-                      caption="skill = 1 - error / error of the task's reference "
-                              "(summary.json: skill_reference)")
-        for name in ("task", "n", "metric", "mean error", "median error", "mean skill",
-                     "median skill", "no answer"):
-            table.add_column(name, justify="left" if name in ("task", "metric") else "right")
+        from ...core.fit_table import fit_table
 
         def num(value: Any) -> str:
             return "-" if value is None else f"{value:.4g}"
 
-        for task, e in per_task.items():
-            table.add_row(for_terminal(task), str(e["n"]), for_terminal(e.get("metric") or ""),
-                          num(e["mean_error"]),
-                          num(e["median_error"]), num(e.get("mean_skill")),
-                          num(e.get("median_skill")), str(e["n_missing"]))
-        return table
+        # Numbers keep every digit at 80 columns: the metric's name folds, and columns
+        # that do not fit are left out from the right (the caption names them).
+        headers = ["task", "n", "metric", "mean error", "median error", "mean skill",
+                   "median skill", "no answer"]
+        rows = [[for_terminal(task), str(e["n"]), for_terminal(e.get("metric") or ""),
+                 num(e["mean_error"]), num(e["median_error"]), num(e.get("mean_skill")),
+                 num(e.get("median_skill")), str(e["n_missing"])]
+                for task, e in per_task.items()]
+        return fit_table("mad: prediction error and skill per task", headers, rows,
+                         numeric={1, 3, 4, 5, 6, 7}, drop_first=(2,),
+                         width=shutil.get_terminal_size().columns,
+                         caption="skill = 1 - error / error of the task's reference "
+                                 "(summary.json: skill_reference)")
 
 
 __all__ = ["MadSuite"]

@@ -78,6 +78,9 @@ def check_cmd(
 
 
 def _print_report(report: dict) -> None:
+    if report.get("error") and not report["problems"]:  # nothing was checked: no table
+        console.print(f"[red]error:[/red] {for_terminal(report['error'], 2000)}")
+        return
     table = Table(title=f"tpbench check: {report['n_ok']}/{report['n_files']} ok")
     for col in ("problem", "L", "tests", "reference", "independent check",
                 "wrong answers: caught k/n, rel. diff min..max", "problems"):

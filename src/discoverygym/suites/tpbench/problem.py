@@ -450,6 +450,8 @@ def load_problem(path: str | Path) -> Problem:
 def problem_files(directory: str | Path) -> list[Path]:
     """The problem files of a directory, sorted by name."""
     directory = Path(directory)
+    if not directory.exists():  # say so, rather than what it would have to be
+        raise ProblemError(f"{directory}: no such file or directory.")
     if not directory.is_dir():
         raise ProblemError(f"{directory}: not a directory of problem files.")
     return sorted(p for p in directory.iterdir()
