@@ -42,7 +42,7 @@ T_OBSERVED = np.linspace(0.0, OBSERVED_DAYS, N_OBSERVED)
 T_QUERY = np.linspace(*FORECAST_DAYS, N_QUERY)
 PERIOD_DAYS = (80.0, 220.0)  # 2.3 to 6 orbits observed
 #: position noise per coordinate (au), drawn independently of the orbit's size
-NOISE_AU = (1e-3, 4e-3)
+NOISE_AU = (5e-4, 2e-3)
 
 HEADER = ["time_days", "x_au", "y_au"]
 
