@@ -104,15 +104,15 @@ def _random_field(rng: np.random.Generator, n: int) -> np.ndarray:
     return 1.5 * field / np.sqrt(np.mean(field**2))
 
 
-def _relative_l2(forecast: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.linalg.norm(forecast - truth) / np.linalg.norm(truth))
-
-
 class FluidForecast(Family):
     name = "fluid-forecast"
     version = "2"
     task_name = "Forecast a periodic flow under a hidden force"
     sub_domain = "fluid dynamics"
+    domain = "physical modeling"
+    task_type = "forecasting"
+    sota_citation = ("Orszag 1971, J. Fluid Mech. 49, 75 (pseudo-spectral Navier-Stokes); "
+                     "integrated from the last snapshot at the stated viscosity")
     tags = ("fluid dynamics", "forecasting", "hidden force", "naturegym")
     libraries = ("numpy", "scipy")
     metric = Metric("relative_l2_error", "",
@@ -137,7 +137,10 @@ class FluidForecast(Family):
                            "the noise of the held-out fields"),
     }
 
-    def draw(self, rng: np.random.Generator) -> Draw:
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        return self.draw(rng, references=False)
+
+    def draw(self, rng: np.random.Generator, references: bool = True) -> Draw:
         from ....physics import fluid_solver as fs
 
         gamma = float(rng.uniform(3.0, 8.0))
@@ -153,23 +156,26 @@ class FluidForecast(Family):
         noise_std = NOISE_FRACTION * float(np.sqrt(np.mean(clean[0] ** 2)))
         noisy = clean + rng.normal(0.0, noise_std, clean.shape)
         observed, held = noisy[:len(SNAPSHOT_TIMES)], noisy[len(SNAPSHOT_TIMES):]
-        persistence = np.stack([observed[-1]] * len(FORECAST_TIMES))
-        hat = fs.initial_hat(observed[-1])
-        solution = fs.simulate_from(hat, SNAPSHOT_TIMES[-1], FORECAST_TIMES, nu=VISCOSITY)
-        sota = np.stack([np.fft.irfft2(w, s=(N_DATA, N_DATA)) for w in solution.omega_hat])
         info = {"snapshot_times": SNAPSHOT_TIMES, "forecast_times": FORECAST_TIMES,
                 "viscosity": VISCOSITY, "grid_points_per_side": N_DATA,
                 "noise_std": float(f"{noise_std:.6e}")}
         import json
 
+        data = {"snapshots.npy": npy_bytes(observed),
+                "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()}
+        if not references:  # the leak gate's draw: data and hidden values only
+            return Draw(data, {}, {"modulation_gamma": gamma}, {}, NOISE_FRACTION)
+        persistence = np.stack([observed[-1]] * len(FORECAST_TIMES))
+        hat = fs.initial_hat(observed[-1])
+        solution = fs.simulate_from(hat, SNAPSHOT_TIMES[-1], FORECAST_TIMES, nu=VISCOSITY)
+        sota = np.stack([np.fft.irfft2(w, s=(N_DATA, N_DATA)) for w in solution.omega_hat])
         return Draw(
-            data={"snapshots.npy": npy_bytes(observed),
-                  "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
+            data=data,
             truth={"forecast.npy": npy_bytes(held)},
             hidden={"modulation_gamma": gamma},
-            scores={"baseline": _relative_l2(persistence, held),
-                    "sota": _relative_l2(sota, held),
-                    "bound": _relative_l2(clean[len(SNAPSHOT_TIMES):], held)},
+            outputs={"baseline": {"forecast.npy": npy_bytes(persistence)},
+                     "sota": {"forecast.npy": npy_bytes(sota)},
+                     "oracle": {"forecast.npy": npy_bytes(clean[len(SNAPSHOT_TIMES):])}},
             floor=NOISE_FRACTION)
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
@@ -180,3 +186,13 @@ class FluidForecast(Family):
         snapshots = np.load(data_dir / "snapshots.npy", allow_pickle=False)
         return {"forecast.npy": npy_bytes(np.zeros((len(FORECAST_TIMES),
                                                     *snapshots.shape[1:])))}
+
+    def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
+        """Constant (zero), the training mean field, and persistence (the last
+        snapshot)."""
+        snapshots = np.load(data_dir / "snapshots.npy", allow_pickle=False)
+        repeat = len(FORECAST_TIMES)
+        return {"constant": self.constant_outputs(data_dir),
+                "training-mean": {"forecast.npy": npy_bytes(np.stack([snapshots.mean(0)]
+                                                                     * repeat))},
+                "persistence": {"forecast.npy": npy_bytes(np.stack([snapshots[-1]] * repeat))}}
