@@ -1,0 +1,1 @@
+"""Relational reasoning: generated families on networks (link prediction, communities)."""
