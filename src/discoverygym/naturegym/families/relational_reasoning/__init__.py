@@ -1,1 +1,1 @@
-"""Relational reasoning: generated families on networks (link prediction, communities)."""
+"""Relational reasoning: generated families of network and graph tasks."""
