@@ -4,6 +4,8 @@ markers, written by the command."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -54,8 +56,15 @@ def test_calibrate_generated_end_to_end(tmp_path):
     row = next(line for line in readme.read_text().splitlines()
                if line.startswith("| gravity-force-law"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1:7] == ["1"] * 6  # valid, truth, trivial, baseline, bound all 1 of 1
-    assert cells[-1] == "yes"
+    assert cells[1] == "physical modeling"
+    assert cells[2:8] == ["1"] * 6  # valid, truth, trivial, baseline, bound all 1 of 1
+    # the four gates, each with its figure (one package is too few draws for the bound
+    # gate to be sure of its 80 %: its pass is checked at --count 20, not here)
+    assert cells[10].startswith("pass: R2 ") and cells[10].endswith("/ 200 draws"), cells
+    assert cells[11].split(":")[0] in ("pass", "FAIL") and "of" in cells[11]
+    assert cells[12] == "pass: 3 of 3" and cells[13].startswith("pass: 100%")
+    gates = json.loads((tmp_path / "w" / "gravity-force-law" / "gates.json").read_text())
+    assert set(gates) == {"leak", "bound", "zero", "no-science"}
 
 
 def test_the_command_line_hands_the_runner_to_the_suite_command():

@@ -137,7 +137,10 @@ class FluidForecast(Family):
                            "the noise of the held-out fields"),
     }
 
-    def draw(self, rng: np.random.Generator) -> Draw:
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        return self.draw(rng, references=False)
+
+    def draw(self, rng: np.random.Generator, references: bool = True) -> Draw:
         from ....physics import fluid_solver as fs
 
         gamma = float(rng.uniform(3.0, 8.0))
@@ -153,18 +156,21 @@ class FluidForecast(Family):
         noise_std = NOISE_FRACTION * float(np.sqrt(np.mean(clean[0] ** 2)))
         noisy = clean + rng.normal(0.0, noise_std, clean.shape)
         observed, held = noisy[:len(SNAPSHOT_TIMES)], noisy[len(SNAPSHOT_TIMES):]
-        persistence = np.stack([observed[-1]] * len(FORECAST_TIMES))
-        hat = fs.initial_hat(observed[-1])
-        solution = fs.simulate_from(hat, SNAPSHOT_TIMES[-1], FORECAST_TIMES, nu=VISCOSITY)
-        sota = np.stack([np.fft.irfft2(w, s=(N_DATA, N_DATA)) for w in solution.omega_hat])
         info = {"snapshot_times": SNAPSHOT_TIMES, "forecast_times": FORECAST_TIMES,
                 "viscosity": VISCOSITY, "grid_points_per_side": N_DATA,
                 "noise_std": float(f"{noise_std:.6e}")}
         import json
 
+        data = {"snapshots.npy": npy_bytes(observed),
+                "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()}
+        if not references:  # the leak gate's draw: data and hidden values only
+            return Draw(data, {}, {"modulation_gamma": gamma}, {}, NOISE_FRACTION)
+        persistence = np.stack([observed[-1]] * len(FORECAST_TIMES))
+        hat = fs.initial_hat(observed[-1])
+        solution = fs.simulate_from(hat, SNAPSHOT_TIMES[-1], FORECAST_TIMES, nu=VISCOSITY)
+        sota = np.stack([np.fft.irfft2(w, s=(N_DATA, N_DATA)) for w in solution.omega_hat])
         return Draw(
-            data={"snapshots.npy": npy_bytes(observed),
-                  "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
+            data=data,
             truth={"forecast.npy": npy_bytes(held)},
             hidden={"modulation_gamma": gamma},
             outputs={"baseline": {"forecast.npy": npy_bytes(persistence)},
