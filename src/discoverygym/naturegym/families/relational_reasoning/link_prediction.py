@@ -201,7 +201,9 @@ class LinkPrediction(Family):
                            "propensities and affinities known"),
     }
 
-    def draw(self, rng: np.random.Generator) -> Draw:
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The network, the candidates and the truth (no reference is run; the same
+        random stream as `draw`)."""
         # nuisances (visible through the files' lengths), drawn apart from the hidden
         # structure
         n = int(rng.integers(300, 601))
@@ -223,8 +225,19 @@ class LinkPrediction(Family):
         labels = np.r_[np.ones(len(positives)), np.zeros(len(negatives))]
         order = np.lexsort((candidates[:, 1], candidates[:, 0]))
         candidates, labels = candidates[order], labels[order]
-        truth = pairs_csv(candidates, labels, "{:.0f}")
-        outputs = {
+        return Draw(
+            data={"edges.csv": pairs_csv(observed), "candidates.csv": pairs_csv(candidates),
+                  "nodes.csv": ("node\n" + "".join(f"{i}\n" for i in range(n))).encode()},
+            truth={OUTPUT: pairs_csv(candidates, labels, "{:.0f}")}, hidden=hidden,
+            outputs={},
+            floor=1.0,  # a ranking has no noise floor: the best reachable AP
+            extra={"model": model, "n": n, "observed": observed, "candidates": candidates})
+
+    def draw(self, rng: np.random.Generator) -> Draw:
+        draw = self.draw_data(rng)
+        model, n = draw.extra.pop("model"), draw.extra.pop("n")
+        observed, candidates = draw.extra.pop("observed"), draw.extra.pop("candidates")
+        draw.outputs = {
             "baseline": {OUTPUT: pairs_csv(candidates,
                                            preferential_attachment_scores(n, observed,
                                                                           candidates))},
@@ -233,11 +246,7 @@ class LinkPrediction(Family):
             "oracle": {OUTPUT: pairs_csv(candidates,
                                          model.weights(candidates[:, 0], candidates[:, 1]))},
         }
-        return Draw(
-            data={"edges.csv": pairs_csv(observed), "candidates.csv": pairs_csv(candidates),
-                  "nodes.csv": ("node\n" + "".join(f"{i}\n" for i in range(n))).encode()},
-            truth={OUTPUT: truth}, hidden=hidden, outputs=outputs,
-            floor=1.0)  # a ranking has no noise floor: the best reachable AP
+        return draw
 
     def _read(self, data_dir: Path) -> tuple[int, np.ndarray, np.ndarray]:
         return (read_nodes(data_dir / "nodes.csv"), read_pairs(data_dir / "edges.csv"),
