@@ -22,6 +22,7 @@ from .biomedical_modeling.epidemic_forecast import EpidemicForecast
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.radial_velocity import RadialVelocityActivity
+from .relational_reasoning.communities import CommunityRecovery
 from .relational_reasoning.link_prediction import LinkPrediction
 
 #: The folder of each domain under families/.
@@ -29,7 +30,8 @@ DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast, LinkPrediction, EpidemicForecast)
+                           FluidForecast, LinkPrediction, EpidemicForecast,
+                           CommunityRecovery)
 }
 
 
