@@ -238,10 +238,10 @@ def _score(forecast_path, truth_path):
     if len(forecast) != len(truth):
         raise ValueError(f"expected {len(truth)} rows, got {len(forecast)}")
     total = 0.0
-    for k, (f, t) in enumerate(zip(forecast, truth)):
+    for k, (f, t) in enumerate(zip(forecast, truth, strict=True)):
         if abs(f[0] - t[0]) > 1e-6 * max(1.0, abs(t[0])):
             raise ValueError(f"row {k + 1}: {COLUMNS[0]} {f[0]} is not the query's {t[0]}")
-        total += sum((a - b) ** 2 for a, b in zip(f[1:], t[1:]))
+        total += sum((a - b) ** 2 for a, b in zip(f[1:], t[1:], strict=True))
     return math.sqrt(total / (len(truth) * (len(COLUMNS) - 1)))
 
 

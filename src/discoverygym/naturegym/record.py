@@ -86,6 +86,7 @@ FIXED_METRIC_FIELDS = ("name", "is_primary", "metric_direction", "source_descrip
                        "unit", "sota_score", "baseline_score")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_MODULE = re.compile(r"^[A-Za-z_]\w{0,63}$")
 _PREPARE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
@@ -189,12 +190,14 @@ def validate(data: Any) -> dict[str, Any]:
         names.append(name)
     if len(set(names)) != len(names):
         raise RecordError("D.instances: a name is repeated")
-    for kind in ("files", "archives"):
+    for kind in ("files", "archives", "installed"):
         entries = d.get(kind, [])
         if not isinstance(entries, list):
             raise RecordError(f"D.{kind}: must be a list")
         for k, f in enumerate(entries):
             path = _need(f, "path", str, f"D.{kind}[{k}]")
+            if kind == "installed" and not _MODULE.match(str(f.get("module", ""))):
+                raise RecordError(f"D.installed[{k}].module: a top-level module name")
             if path.startswith("/") or ".." in Path(path).parts:
                 raise RecordError(f"D.{kind}[{k}].path: must be relative, without '..'")
             if kind == "archives" and not path.endswith(ARCHIVE_SUFFIXES):

@@ -184,8 +184,12 @@ def filter_stage(ctx: Context, out: Path) -> list[Finding]:
     except (ImportError, AttributeError, ValueError) as exc:
         findings.append(Finding("filter", "D.prepare", f"cannot be loaded: {exc}"))
     for kind, entry in _source_entries(ctx.record):
-        if not (ctx.record.base_dir / entry["path"]).is_file():
-            findings.append(Finding("filter", f"D.{kind}:{entry['path']}", "missing"))
+        source = _source_path(ctx.record, kind, entry)
+        if source is None or not source.is_file():
+            where = (f"installed package {entry['module']!r}" if kind == "installed"
+                     else "")
+            findings.append(Finding("filter", f"D.{kind}:{entry['path']}",
+                                    f"missing{' from the ' + where if where else ''}"))
     return findings
 
 
@@ -224,7 +228,41 @@ def _read_no_follow(path: Path, limit: int) -> bytes:
 
 def _source_entries(record: Record) -> list[tuple[str, dict[str, str]]]:
     d = record.data["D"]
-    return [(kind, entry) for kind in ("files", "archives") for entry in d.get(kind, [])]
+    return [(kind, entry) for kind in ("files", "archives", "installed")
+            for entry in d.get(kind, [])]
+
+
+def installed_root(module: str) -> Path | None:
+    """The folder of an installed top-level package (found without importing it), or
+    None when it is not installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def _source_path(record: Record, kind: str, entry: dict[str, str]) -> Path | None:
+    """Where a declared source lives: beside the record, or (D.installed) inside an
+    installed package, such as a data file a registry package ships."""
+    if kind != "installed":
+        return record.base_dir / entry["path"]
+    root = installed_root(entry["module"])
+    return root / entry["path"] if root is not None else None
+
+
+def _source_digest(record: Record, kind: str, entry: dict[str, str]) -> str | None:
+    path = _source_path(record, kind, entry)
+    return file_digest(path) if path is not None and path.is_file() else None
+
+
+def _input_path(kind: str, entry: dict[str, str]) -> str:
+    """Where a source lands under inputs/ (an installed one under installed/<module>/)."""
+    return (f"installed/{entry['module']}/{entry['path']}" if kind == "installed"
+            else entry["path"])
 
 
 def unpacked_path(archive: str) -> str:
@@ -238,8 +276,13 @@ def acquire(ctx: Context, out: Path) -> list[Finding]:
     inputs.mkdir()
     for kind, entry in _source_entries(ctx.record):
         where = f"D.{kind}:{entry['path']}"
+        source = _source_path(ctx.record, kind, entry)
+        if source is None:
+            findings.append(Finding("acquire", where, f"the package {entry['module']!r} is "
+                                    "not installed"))
+            continue
         try:
-            content = _read_no_follow(ctx.record.base_dir / entry["path"], MAX_SOURCE_BYTES)
+            content = _read_no_follow(source, MAX_SOURCE_BYTES)
         except OSError as exc:
             findings.append(Finding("acquire", where, f"cannot be read ({exc.strerror or exc})"))
             continue
@@ -248,8 +291,8 @@ def acquire(ctx: Context, out: Path) -> list[Finding]:
             findings.append(Finding("acquire", where, f"checksum {digest[:16]}... differs from "
                                     f"the declared {entry['sha256'][:16]}..."))
             continue
-        if kind == "files":
-            target = inputs / entry["path"]
+        if kind in ("files", "installed"):
+            target = inputs / _input_path(kind, entry)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
             continue
@@ -572,9 +615,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("intake", intake, lambda c: c.record.digest()),
     Stage("filter", filter_stage,
           lambda c: [c.record.digest("A", "D", "M", "prose"),
-                     [file_digest(c.record.base_dir / f["path"]) if
-                      (c.record.base_dir / f["path"]).is_file() else None
-                      for _, f in _source_entries(c.record)]]),
+                     [_source_digest(c.record, kind, f)
+                      for kind, f in _source_entries(c.record)]]),
     Stage("acquire", acquire, lambda c: canonical_digest(_source_entries(c.record))),
     Stage("split", split,
           lambda c: [c.record.digest("D"), c.record.data["M"]["output"],

@@ -628,7 +628,8 @@ def _assert_rebuilt(name: str, package: Path) -> None:
     _assert_same_data(package, CATALOG / name)
 
 
-@pytest.mark.parametrize("name", ["rv-holdout-forecast"])
+@pytest.mark.parametrize("name", ["rv-holdout-forecast", "sunspot-cycle-forecast",
+                                  "mauna-loa-co2-forecast"])
 def test_a_shipped_package_is_rebuilt_from_its_record(name, tmp_path):
     result = build(RECORDS / f"{name}.json", tmp_path / "work")
     assert result.passed, _failed(result)
@@ -699,3 +700,39 @@ def test_copying_the_shipped_development_truth_scores_badly(name, tmp_path):
     assert result.ok, result.error
     for instance in record.split_names("evaluation"):
         assert result.g[instance] <= -0.5, (instance, result.g[instance])
+
+
+# ---- sources read from an installed package (D.installed) -----------------------------
+def test_the_real_series_are_read_from_the_installed_statsmodels_by_checksum():
+    """The two statsmodels packages declare their source inside the installed package,
+    with its SHA-256: the file there is the one the record names."""
+    import hashlib
+
+    from discoverygym.naturegym.stages import installed_root
+
+    for name in ("sunspot-cycle-forecast", "mauna-loa-co2-forecast"):
+        (entry,) = load_record(RECORDS / f"{name}.json").data["D"]["installed"]
+        assert entry["module"] == "statsmodels"
+        source = installed_root("statsmodels") / entry["path"]
+        assert hashlib.sha256(source.read_bytes()).hexdigest() == entry["sha256"]
+
+
+def test_an_installed_source_with_another_checksum_or_module_fails_its_gate(tmp_path):
+    data = json.loads((RECORDS / "sunspot-cycle-forecast.json").read_text())
+    data["D"]["installed"][0]["sha256"] = "0" * 64
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    result = build(tmp_path / "r.json", tmp_path / "work")
+    assert not result.passed
+    failed = next(s for s in result.stages if not s.passed)
+    assert failed.name == "acquire" and "checksum" in failed.findings[0]["message"]
+
+    data["D"]["installed"][0]["module"] = "no_such_package_here"
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    result = build(tmp_path / "r.json", tmp_path / "work2")
+    failed = next(s for s in result.stages if not s.passed)
+    assert failed.name == "filter" and "missing" in failed.findings[0]["message"]
+
+    data["D"]["installed"][0]["module"] = "../etc"
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(RecordError, match="module"):
+        load_record(tmp_path / "r.json")

@@ -18,16 +18,20 @@ from .base import (
     Metric,
     Reference,
 )
+from .biomedical_modeling.epidemic_forecast import EpidemicForecast
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.radial_velocity import RadialVelocityActivity
+from .relational_reasoning.communities import CommunityRecovery
+from .relational_reasoning.link_prediction import LinkPrediction
 
 #: The folder of each domain under families/.
 DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast)
+                           FluidForecast, LinkPrediction, EpidemicForecast,
+                           CommunityRecovery)
 }
 
 

@@ -230,8 +230,71 @@ def fluid_sota(root: Path) -> dict[str, float]:
     return out
 
 
+# ---- the real series of statsmodels' datasets ----------------------------------------
+def _series(root: Path, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    data = root / "problem" / "data" / name
+    table = np.loadtxt(data / "series.csv", delimiter=",", skiprows=1, ndmin=2)
+    query = np.loadtxt(data / "query.csv", delimiter=",", skiprows=1, ndmin=1)
+    return table[:, 0], table[:, 1], query
+
+
+def yule_ar2_forecast(values: np.ndarray, horizon: int) -> np.ndarray:
+    """Yule's model of the sunspot numbers (Yule 1927, Phil. Trans. R. Soc. A 226:267):
+    an autoregression of order two with a constant, fitted by least squares
+    (statsmodels AutoReg), iterated `horizon` steps ahead."""
+    from statsmodels.tsa.ar_model import AutoReg
+
+    fit = AutoReg(np.asarray(values, float), lags=2, trend="c").fit()
+    return np.asarray(fit.predict(start=len(values), end=len(values) + horizon - 1))
+
+
+def harmonic_trend_forecast(t: np.ndarray, values: np.ndarray, t_query: np.ndarray,
+                            degree: int = 2, harmonics: int = 4) -> np.ndarray:
+    """The function of Thoning, Tans & Komhyr 1989 (J. Geophys. Res. 94:8549) for the
+    Mauna Loa CO2 record: a quadratic trend plus four annual harmonics, fitted by least
+    squares and extrapolated (their filtered residuals are left out: they do not
+    extrapolate)."""
+    t0 = float(np.mean(t))
+
+    def design(x: np.ndarray) -> np.ndarray:
+        cols = [(x - t0) ** k for k in range(degree + 1)]
+        for k in range(1, harmonics + 1):
+            cols += [np.cos(2 * np.pi * k * x), np.sin(2 * np.pi * k * x)]
+        return np.stack(cols, axis=1)
+
+    beta = np.linalg.lstsq(design(t), values, rcond=None)[0]
+    return design(np.asarray(t_query, float)) @ beta
+
+
+def _rms_against_truth(root: Path, name: str, forecast: np.ndarray) -> float:
+    truth = np.loadtxt(root / "evaluation/ground_truth" / name / "forecast.csv",
+                       delimiter=",", skiprows=1, ndmin=2)
+    return float(np.sqrt(np.mean((forecast - truth[:, 1]) ** 2)))
+
+
+def _instances(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "problem" / "data").iterdir() if p.is_dir())
+
+
+def sunspot_sota(root: Path) -> dict[str, float]:
+    out = {}
+    for name in _instances(root):
+        _, values, query = _series(root, name)
+        out[name] = _rms_against_truth(root, name, yule_ar2_forecast(values, len(query)))
+    return out
+
+
+def co2_sota(root: Path) -> dict[str, float]:
+    out = {}
+    for name in _instances(root):
+        t, values, query = _series(root, name)
+        out[name] = _rms_against_truth(root, name, harmonic_trend_forecast(t, values, query))
+    return out
+
+
 RERUN = {"gravity-force-law": orbit_fit_sota, "binary-drag-timescale": orbit_fit_sota,
-         "rv-holdout-forecast": rv_sota, "fluid-vorticity-forecast": fluid_sota}
+         "rv-holdout-forecast": rv_sota, "fluid-vorticity-forecast": fluid_sota,
+         "sunspot-cycle-forecast": sunspot_sota, "mauna-loa-co2-forecast": co2_sota}
 
 
 if __name__ == "__main__":

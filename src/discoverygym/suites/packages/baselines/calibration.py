@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ....core import EpisodeView
+from .solvers import CO2_TASK, SUNSPOT_TASK
 
 
 class Oracle:
@@ -59,6 +60,13 @@ def _zero_field(folder: Path) -> dict[str, str]:
     return {"forecast.npy": base64.b64encode(buffer.getvalue()).decode()}
 
 
+def _zero_series(columns: str) -> Callable[[Path], dict[str, str]]:
+    def make(folder: Path) -> dict[str, str]:
+        times = (folder / "query.csv").read_text().splitlines()[1:]
+        return {"forecast.csv": columns + "\n" + "".join(f"{t},0.0\n" for t in times if t)}
+    return make
+
+
 #: task name -> the constant files of one instance, from that instance's data folder
 #: (only the query epochs and the grid shape are read: the format, not the science).
 CONSTANTS: dict[str, Callable[[Path], dict[str, str]]] = {
@@ -66,6 +74,8 @@ CONSTANTS: dict[str, Callable[[Path], dict[str, str]]] = {
     "Measure the drag timescale of a decaying binary": _json("tau_s", 1.0),
     "Forecast held-out radial velocities of planet-hosting stars": _zero_rv,
     "Forecast the vorticity of two periodic flows": _zero_field,
+    SUNSPOT_TASK: _zero_series("year,sunspots"),
+    CO2_TASK: _zero_series("decimal_year,co2_ppm"),
 }
 
 

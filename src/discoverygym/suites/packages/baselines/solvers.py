@@ -139,11 +139,50 @@ def _solve_fluid(view: EpisodeView, data: Path, instances: list[str]) -> None:
                                  "encoding": "base64"})
 
 
+SUNSPOT_TASK = "Forecast the yearly mean number of sunspots"
+CO2_TASK = "Forecast the weekly carbon dioxide concentration at a remote station"
+
+
+def _series_forecast(view: EpisodeView, data: Path, instances: list[str], columns: str,
+                     forecast: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+                     ) -> None:
+    """Write each instance's forecast.csv from `forecast(t, values, t_query)`."""
+    for name in instances:
+        folder = data / "data" / name
+        table = np.loadtxt(folder / "series.csv", delimiter=",", skiprows=1, ndmin=2)
+        query = np.loadtxt(folder / "query.csv", delimiter=",", skiprows=1, ndmin=1)
+        values = forecast(table[:, 0], table[:, 1], query)
+        text = columns + "\n" + "".join(f"{t:.6f},{float(v)!r}\n" for t, v in zip(query, values,
+                                                                             strict=True))
+        view.call("write_file", {"path": f"{name}/forecast.csv", "content": text})
+
+
+def last_value_forecast(t: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Persistence: the last observed value carried forward (sunspots' baseline)."""
+    return np.full(len(query), float(values[-1]))
+
+
+def linear_trend_forecast(t: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A straight line fitted by least squares and extrapolated (CO2's baseline)."""
+    slope, intercept = np.polyfit(t - t.mean(), values, 1)
+    return slope * (query - t.mean()) + intercept
+
+
+def _solve_sunspots(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    _series_forecast(view, data, instances, "year,sunspots", last_value_forecast)
+
+
+def _solve_co2(view: EpisodeView, data: Path, instances: list[str]) -> None:
+    _series_forecast(view, data, instances, "decimal_year,co2_ppm", linear_trend_forecast)
+
+
 SOLVERS: dict[str, Callable[[EpisodeView, Path, list[str]], None]] = {
     "Infer the force law of an altered-gravity binary": _solve_force_law,
     "Measure the drag timescale of a decaying binary": _solve_drag,
     "Forecast held-out radial velocities of planet-hosting stars": _solve_rv,
     "Forecast the vorticity of two periodic flows": _solve_fluid,
+    SUNSPOT_TASK: _solve_sunspots,
+    CO2_TASK: _solve_co2,
 }
 
 
