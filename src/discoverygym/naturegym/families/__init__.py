@@ -5,11 +5,12 @@ from __future__ import annotations
 from .base import Draw, Family, Metric, Reference
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
+from .physical_modeling.ignition import IgnitionDelay
 from .physical_modeling.radial_velocity import RadialVelocityActivity
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast)
+                           FluidForecast, IgnitionDelay)
 }
 
 
