@@ -39,6 +39,7 @@ from .build import BuildBusy, build
 from .families import Family, get_family
 from .families.base import REFERENCE_ROLES, Draw
 from .format.scoring import instance_g
+from .metrics import score_outputs
 from .prepare.drawn import DRAWN
 from .record import as_record
 from .stages import README_SECTIONS, file_digests
@@ -76,19 +77,40 @@ def instance_names(family: Family) -> list[str]:
     return [DEV_INSTANCE] + [f"case_{k + 1}" for k in range(family.evaluation_instances)]
 
 
-def reference_gs(draw: Draw, direction: str) -> dict[str, float]:
+class ReferenceRefused(ValueError):
+    """The evaluator refused a reference's outputs (a family bug or a degenerate draw)."""
+
+
+def draw_scores(family: Family, draw: Draw) -> dict[str, float]:
+    """Each reference's metric value on the instance (roles of REFERENCE_ROLES; the
+    bound is the oracle's), its outputs scored by the family's generated evaluator run
+    in process: the number an agent writing those outputs would get."""
+    values = score_outputs(family.record_metric(), draw.truth,
+                           {role: draw.outputs[role] for role in ("baseline", "sota",
+                                                                  "oracle")})
+    refused = {role: v for role, v in values.items() if isinstance(v, str)}
+    if refused:
+        role, error = next(iter(refused.items()))
+        raise ReferenceRefused(f"{family.name}: the evaluator refused the {role}'s "
+                               f"outputs: {error}")
+    return {"baseline": values["baseline"], "sota": values["sota"],
+            "bound": values["oracle"]}
+
+
+def reference_gs(scores: dict[str, float], direction: str) -> dict[str, float]:
     """g of each reference against the instance's SOTA."""
-    sota = draw.scores["sota"]
-    return {role: instance_g(draw.scores[role], sota, direction) for role in REFERENCE_ROLES}
+    sota = scores["sota"]
+    return {role: instance_g(scores[role], sota, direction) for role in REFERENCE_ROLES}
 
 
-def accept(draw: Draw, direction: str) -> bool:
+def accept(scores: dict[str, float], direction: str) -> bool:
     """Keep an instance only if the baseline's g <= -0.5 (the instance tells a simple
-    method from the state of the art) and the bound's g >= 0.2 (the SOTA is at least a
-    fifth above what a perfect forecast scores, so there is room to surpass it)."""
-    if not all(np.isfinite(v) for v in draw.scores.values()) or draw.scores["sota"] <= 0:
+    method from the state of the art) and the bound's g >= 0.2 (the oracle - the true
+    model and parameters, without the noise, played through the evaluator - beats the
+    SOTA by a fifth, so there is room to surpass it)."""
+    if not all(np.isfinite(v) for v in scores.values()) or scores["sota"] == 0:
         return False
-    g = reference_gs(draw, direction)
+    g = reference_gs(scores, direction)
     return g["baseline"] <= BASELINE_G_MAX and g["bound"] >= BOUND_G_MIN
 
 
@@ -97,22 +119,28 @@ class Accepted:
     name: str
     draw: Draw
     attempts: int
+    scores: dict[str, float] = field(default_factory=dict)  # role -> metric value
 
 
 def draw_instance(family: Family, key: Key, index: int, name: str,
                   first_attempt: int = 0) -> Accepted:
     """The first acceptable draw of one instance from attempt `first_attempt` on (a
     gate's redraw starts after the attempt it refused)."""
+    refused = ""
     for attempt in range(first_attempt, first_attempt + MAX_ATTEMPTS):
         rng = np.random.default_rng(key.derive(GENERATOR, family.name, index, name, attempt))
         try:
             draw = family.draw(rng)
+            scores = draw_scores(family, draw)
+        except ReferenceRefused as exc:
+            refused = f" (last: {exc})"  # a degenerate draw, or a family's bug: said below
+            continue
         except (ArithmeticError, ValueError, np.linalg.LinAlgError):
             continue  # a draw the simulator or a reference cannot handle: redraw
-        if accept(draw, family.metric.direction):
-            return Accepted(name, draw, attempt + 1)
+        if accept(scores, family.metric.direction):
+            return Accepted(name, draw, attempt + 1, scores)
     raise GenerationError(f"{family.name}: no acceptable draw for package {index} "
-                          f"instance {name} in {MAX_ATTEMPTS} attempts")
+                          f"instance {name} in {MAX_ATTEMPTS} attempts{refused}")
 
 
 def _json(data: Any) -> bytes:
@@ -121,6 +149,12 @@ def _json(data: Any) -> bytes:
 
 def _number(value: float) -> str:
     return f"{value:.6g}"
+
+
+def _exact(value: float) -> str:
+    """A float at full precision (repr): read back, it is the same float, so the SOTA's
+    own outputs score g = 0 exactly against it."""
+    return repr(float(value))
 
 
 def _versions() -> dict[str, str]:
@@ -195,6 +229,8 @@ def package_record(family: Family, accepted: list[Accepted], *, pid: str, index:
                    + f"\nThe result is computed on {evaluations}.\n")
     naturegym = {"generator": GENERATOR, "family": family.name,
                  "family_version": family.version, "package_index": index,
+                 "domain": family.domain, "task_type": family.task_type,
+                 **({"sota_citation": family.sota_citation} if family.sota_citation else {}),
                  "mode": mode, "key_commitment": key.commitment,
                  **({"seed": seed} if mode == "public" else {}),
                  "redraw_rule": {"baseline_g_max": BASELINE_G_MAX, "bound_g_min": BOUND_G_MIN},
@@ -203,7 +239,7 @@ def package_record(family: Family, accepted: list[Accepted], *, pid: str, index:
                  "software": _versions()}
     record = {
         "schema": "naturegym-record/1", "id": pid, "title": family.task_name,
-        "domain": {"primary_domain": "physics", "sub_domain": family.sub_domain,
+        "domain": {"primary_domain": family.domain, "sub_domain": family.sub_domain,
                    "domain_tags": list(family.tags)},
         "package": {"workflow_topology": "strict_single_step",
                     "methodology_paradigm": "physical_modelling",
@@ -221,7 +257,7 @@ def package_record(family: Family, accepted: list[Accepted], *, pid: str, index:
               "hidden": {a.name: _declared_hidden(a.draw) for a in accepted}},
         "M": family.record_metric(),
         "S": {a.name: {
-            "value": _number(a.draw.scores["sota"]), "method": sota.method,
+            "value": _exact(a.scores["sota"]), "method": sota.method,
             "notes": f"noise floor {_number(a.draw.floor)}",
             "provenance": {
                 "label": "a frozen reimplementation of a published method, run on this "
@@ -231,21 +267,21 @@ def package_record(family: Family, accepted: list[Accepted], *, pid: str, index:
                 "date": "at generation",
                 "command": "discoverygym package verify-release DIR --key-file K"}}
             for a in accepted},
-        "B": {a.name: {"value": _number(a.draw.scores["baseline"]),
+        "B": {a.name: {"value": _exact(a.scores["baseline"]),
                        "method": refs["baseline"].method} for a in accepted},
         "extras": {
             "metadata": {"naturegym": naturegym},
             "instance_metrics": {a.name: {
-                "bound_score": {"value": _number(a.draw.scores["bound"]),
+                "bound_score": {"value": _exact(a.scores["bound"]),
                                 "method": refs["bound"].method,
                                 "notes": "privileged: " + refs["bound"].detail},
                 "reference_g": {role: round(v, 6) + 0.0
-                                for role, v in reference_gs(a.draw, direction).items()}}
+                                for role, v in reference_gs(a.scores, direction).items()}}
                 for a in accepted},
             "evaluation_files": {"hidden.json": {
                 "package_id": pid, "family": family.name,
                 "instances": {a.name: {"hidden": a.draw.hidden, "floor": a.draw.floor,
-                                       "references": a.draw.scores} for a in accepted}}}},
+                                       "references": a.scores} for a in accepted}}}},
         "prose": prose_from_readme(family.readme, description),
         "source": {"title": sota.detail},
     }
@@ -395,6 +431,7 @@ def generate(family_name: str, count: int, out_dir: Path, key: Key, *, mode: str
     gates of `package build`; with `work_dir`, its stages stay there (a rerun skips
     the stages whose inputs are unchanged)."""
     family = get_family(family_name)
+    family.require_libraries()  # ExtraMissing: one line naming the extra to install
     if count < 1 or count > 10_000:
         raise GenerationError("--count must be between 1 and 10000")
     out_dir = Path(out_dir)

@@ -18,7 +18,6 @@ from discoverygym.cli import app
 from discoverygym.core.keys import new_key, write_key_file
 from discoverygym.naturegym import generate as gen
 from discoverygym.naturegym.families import FAMILIES, get_family
-from discoverygym.naturegym.families.base import Draw
 from discoverygym.naturegym.release import ReleaseMismatch, verify_release
 
 runner = CliRunner()
@@ -49,12 +48,30 @@ def keyed_release(tmp_path_factory):
     return out, key_file
 
 
-def test_list_prints_the_four_families_one_a_line():
+def test_list_prints_each_family_with_domain_task_type_and_extra():
     result = _invoke("generate", "--list")
     assert result.exit_code == 0
-    assert result.output.split("\n")[:-1] == list(FAMILIES)
+    lines = result.output.split("\n")[:-1]
+    assert lines[0].split("\t") == ["family", "domain", "task type", "extra", "installed"]
+    rows = {line.split("\t")[0]: line.split("\t") for line in lines[1:]}
+    assert list(rows) == list(FAMILIES)
     assert {"gravity-force-law", "gravity-drag", "rv-activity-forecast",
             "fluid-forecast"} <= set(FAMILIES)
+    for name, row in rows.items():
+        family = get_family(name)
+        assert row[1:] == [family.domain, family.task_type, family.extra or "-", "yes"]
+
+
+def test_a_family_whose_extra_is_missing_refuses_in_one_line(monkeypatch, tmp_path):
+    family_type = type(get_family(FAST))
+    monkeypatch.setattr(family_type, "libraries", ("numpy", "no_such_module_xyz"))
+    monkeypatch.setattr(family_type, "extra", "chem")
+    listing = _invoke("generate", "--list").output
+    assert f"{FAST}\tphysical modeling\tforecasting\tchem\tno" in listing
+    text = _one_line_error(_invoke("generate", FAST, "--out", str(tmp_path / "o"),
+                                   "--seed", "1"))
+    assert "no_such_module_xyz" in text and "discoverygym[chem]" in text
+    assert not (tmp_path / "o").exists()
 
 
 def test_keyed_release_verifies_and_publishes_commitment_and_digests(keyed_release):
@@ -179,8 +196,8 @@ def test_the_gate_stops_a_family_that_leaks_a_hidden_value(monkeypatch):
         gen.build_package(family, new_key(), 0, mode="keyed", seed=None)
 
 
-def _draw(baseline: float, sota: float, bound: float) -> Draw:
-    return Draw({}, {}, {}, {"baseline": baseline, "sota": sota, "bound": bound}, 0.0)
+def _draw(baseline: float, sota: float, bound: float) -> dict[str, float]:
+    return {"baseline": baseline, "sota": sota, "bound": bound}
 
 
 def test_redraw_rule():

@@ -1,12 +1,30 @@
-"""The families `discoverygym package generate` draws packages from, by name."""
+"""The families `discoverygym package generate` draws packages from, by name.
+
+Families live by domain (NatureBench's six): `families/<domain folder>/<family>.py`,
+each registered here. `family_rows` is what `package generate --list` shows: each
+family's domain, task type, extra and whether that extra is installed."""
 
 from __future__ import annotations
 
-from .base import Draw, Family, Metric, Reference
+from typing import Any
+
+from .base import (
+    DOMAINS,
+    OUTPUT_ROLES,
+    TASK_TYPES,
+    Draw,
+    ExtraMissing,
+    Family,
+    Metric,
+    Reference,
+)
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.ignition import IgnitionDelay
 from .physical_modeling.radial_velocity import RadialVelocityActivity
+
+#: The folder of each domain under families/.
+DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
@@ -29,4 +47,18 @@ def family_for_task(task_name: str) -> Family | None:
     return None
 
 
-__all__ = ["FAMILIES", "Draw", "Family", "Metric", "Reference", "family_for_task", "get_family"]
+def family_rows() -> list[dict[str, Any]]:
+    """One row per family: name, domain, task type, extra, installed, version, task."""
+    rows = []
+    for name, cls in FAMILIES.items():
+        family = cls()
+        rows.append({"family": name, "domain": family.domain,
+                     "task_type": family.task_type, "extra": family.extra or "-",
+                     "installed": not family.missing_modules(),
+                     "version": family.version, "task": family.task_name})
+    return rows
+
+
+__all__ = ["DOMAINS", "DOMAIN_FOLDERS", "FAMILIES", "OUTPUT_ROLES", "TASK_TYPES", "Draw",
+           "ExtraMissing", "Family", "Metric", "Reference", "family_for_task",
+           "family_rows", "get_family"]

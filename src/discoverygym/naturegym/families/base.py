@@ -1,5 +1,8 @@
-"""What a generated family is: a simulator draw per instance, with three references run
-on that same instance (a baseline, a frozen state of the art, a privileged bound)."""
+"""What a generated family is: a simulator draw per instance, with the outputs of three
+references run on that same instance (a baseline, a frozen state of the art, and the
+oracle whose score is the bound). The references' scores are never typed by a family:
+the gates and the redraw rule evaluate each role's outputs through the metric registry,
+the same code the generated evaluator runs (`naturegym.metrics.score_outputs`)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,27 @@ from typing import Any
 
 import numpy as np
 
-#: The three references every instance records, by role.
+#: The three references every instance records, by role (the bound is the oracle's
+#: score).
 REFERENCE_ROLES = ("baseline", "sota", "bound")
+#: The outputs every draw carries, by role: the baseline method, the frozen SOTA (at full
+#: precision) and the oracle (the true model and parameters, without the noise).
+OUTPUT_ROLES = ("baseline", "sota", "oracle")
+#: NatureBench's six domains; a family's `domain` is one of them (the record's
+#: primary_domain).
+DOMAINS = ("protein biology", "cellular omics", "physical modeling", "molecular design",
+           "relational reasoning", "biomedical modeling")
+#: The task types a family may declare.
+TASK_TYPES = ("regression", "forecasting", "classification", "clustering", "ranking")
+
+
+#: Distribution names whose import name differs (for `Family.missing_modules`).
+IMPORT_NAMES = {"scikit-learn": "sklearn", "biopython": "Bio", "pyyaml": "yaml",
+                "python-igraph": "igraph", "pillow": "PIL"}
+
+
+class ExtraMissing(RuntimeError):
+    """A family's libraries are not installed (one line naming its extra)."""
 
 
 @dataclass(frozen=True)
@@ -34,12 +56,19 @@ class Reference:
 @dataclass
 class Draw:
     """One instance: the agent's files, the truth's files (the held-out observations in
-    the output format), every hidden generator value, and the references' figures."""
+    the output format), every hidden generator value, and the output files of each
+    reference role (OUTPUT_ROLES) as an agent would write them.
+
+    - "baseline": the baseline method run on `data`;
+    - "sota": the frozen SOTA run on `data`, floats written at full precision (repr or
+      '.17g'), so the SOTA's own outputs score g = 0 exactly;
+    - "oracle": the true generative model with its true parameters, without the noise
+      realisation: what the best possible method scores (the bound)."""
 
     data: dict[str, bytes]
     truth: dict[str, bytes]
     hidden: dict[str, float]
-    scores: dict[str, float]  # role -> metric value on this instance
+    outputs: dict[str, dict[str, bytes]]  # role -> {file name: bytes}
     floor: float  # the noise level the metric cannot go below on average
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -48,6 +77,15 @@ class Family:
     """A family of generated packages. Subclasses set the class attributes and `draw`."""
 
     name: str = ""
+    #: one of DOMAINS (written as the record's primary_domain)
+    domain: str = "physical modeling"
+    #: one of TASK_TYPES
+    task_type: str = "forecasting"
+    #: the pyproject extra its libraries come from (None: core dependencies suffice)
+    extra: str | None = None
+    #: the published method the frozen SOTA implements (authors, year, venue), for the
+    #: metadata; never named in problem/ (its identifiers go in sota_identifiers)
+    sota_citation: str = ""
     version: str = ""
     task_name: str = ""
     sub_domain: str = ""
@@ -81,6 +119,30 @@ class Family:
     def draw(self, rng: np.random.Generator) -> Draw:
         raise NotImplementedError
 
+    def missing_modules(self) -> list[str]:
+        """The Python modules of `libraries` this environment cannot import (their
+        extra is not installed)."""
+        import importlib.util
+
+        missing = []
+        for library in self.libraries:
+            module = IMPORT_NAMES.get(library, library).replace("-", "_")
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                missing.append(module)
+        return missing
+
+    def require_libraries(self) -> None:
+        """ExtraMissing (one line naming the extra) when a library is not installed."""
+        missing = self.missing_modules()
+        if missing:
+            extra = f"discoverygym[{self.extra}]" if self.extra else "discoverygym"
+            raise ExtraMissing(f"family {self.name} needs {', '.join(missing)}: "
+                               f"pip install '{extra}'")
+
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         """The baseline reference run by an agent on one instance's data folder: the
         output files it writes (for the scripted `baseline` agent)."""
@@ -90,12 +152,26 @@ class Family:
         """A well-formed answer that measures nothing (for the `constant` agent)."""
         raise NotImplementedError
 
+    def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
+        """The no-science predictors that apply to this task's format, by name, each a
+        well-formed answer computed without modelling: any of "constant",
+        "training-mean", "persistence", "nearest-neighbour", plus any obvious shortcut
+        of the format ("majority-class", "degree-ranking", ...). "copy-development" is
+        generic (the no-science gate copies the development truth) and is not listed
+        here. Subclasses extend this; the default is the constant answer."""
+        return {"constant": self.constant_outputs(data_dir)}
+
+
+#: The CSV float format of a reference's outputs at full precision (the SOTA's: its own
+#: outputs must score exactly the recorded SOTA value).
+FULL_PRECISION = "{!r}"
+
 
 def csv_bytes(header: list[str], columns: list[np.ndarray], fmt: str = "{:.9e}") -> bytes:
     """A CSV table with fixed float formatting (byte-for-byte reproducible)."""
     lines = [",".join(header)]
     for row in zip(*columns, strict=True):
-        lines.append(",".join(fmt.format(float(v)) for v in row))
+        lines.append(",".join(fmt.format(float(v)) for v in row))  # float(): repr of a plain float
     return ("\n".join(lines) + "\n").encode()
 
 

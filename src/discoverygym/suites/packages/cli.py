@@ -270,18 +270,20 @@ def generate_cmd(
     work: Annotated[Path | None, typer.Option(
         help="Keep each package's build stages here (a rerun skips unchanged stages).")]
         = None,
-    list_families: Annotated[bool, typer.Option("--list", help="Print the family names.")]
-        = False,
+    list_families: Annotated[bool, typer.Option(
+        "--list", help="Print each family with its domain, task type and extra.")] = False,
 ):
     """Draw packages from the project's simulators (keyed, or public with --seed) and
     write them with a release manifest (key commitment, package digests)."""
     from ...core.keys import BadKey, resolve_key
-    from ...naturegym.families import FAMILIES
+    from ...naturegym.families import ExtraMissing, family_rows
     from ...naturegym.generate import GenerationError, generate, public_key
 
     if list_families:
-        for name in FAMILIES:
-            typer.echo(name)
+        typer.echo("family\tdomain\ttask type\textra\tinstalled")
+        for row in family_rows():
+            typer.echo(f"{row['family']}\t{row['domain']}\t{row['task_type']}\t"
+                       f"{row['extra']}\t{'yes' if row['installed'] else 'no'}")
         raise typer.Exit(0)
     try:
         if family is None or out is None:
@@ -297,7 +299,7 @@ def generate_cmd(
                                       "or --seed S for public development packages")
         data = generate(family, count, out, key, mode=mode, seed=seed, start=start,
                         work_dir=work, progress=_print_generated)
-    except (GenerationError, BadKey, ValueError, OSError) as exc:
+    except (GenerationError, ExtraMissing, BadKey, ValueError, OSError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from None
     console.print(f"{data['count']} {family} packages ({mode}) in {out}; manifest "

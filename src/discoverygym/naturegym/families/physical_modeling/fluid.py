@@ -104,15 +104,15 @@ def _random_field(rng: np.random.Generator, n: int) -> np.ndarray:
     return 1.5 * field / np.sqrt(np.mean(field**2))
 
 
-def _relative_l2(forecast: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.linalg.norm(forecast - truth) / np.linalg.norm(truth))
-
-
 class FluidForecast(Family):
     name = "fluid-forecast"
     version = "2"
     task_name = "Forecast a periodic flow under a hidden force"
     sub_domain = "fluid dynamics"
+    domain = "physical modeling"
+    task_type = "forecasting"
+    sota_citation = ("Orszag 1971, J. Fluid Mech. 49, 75 (pseudo-spectral Navier-Stokes); "
+                     "integrated from the last snapshot at the stated viscosity")
     tags = ("fluid dynamics", "forecasting", "hidden force", "naturegym")
     libraries = ("numpy", "scipy")
     metric = Metric("relative_l2_error", "",
@@ -167,9 +167,9 @@ class FluidForecast(Family):
                   "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
             truth={"forecast.npy": npy_bytes(held)},
             hidden={"modulation_gamma": gamma},
-            scores={"baseline": _relative_l2(persistence, held),
-                    "sota": _relative_l2(sota, held),
-                    "bound": _relative_l2(clean[len(SNAPSHOT_TIMES):], held)},
+            outputs={"baseline": {"forecast.npy": npy_bytes(persistence)},
+                     "sota": {"forecast.npy": npy_bytes(sota)},
+                     "oracle": {"forecast.npy": npy_bytes(clean[len(SNAPSHOT_TIMES):])}},
             floor=NOISE_FRACTION)
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
@@ -180,3 +180,13 @@ class FluidForecast(Family):
         snapshots = np.load(data_dir / "snapshots.npy", allow_pickle=False)
         return {"forecast.npy": npy_bytes(np.zeros((len(FORECAST_TIMES),
                                                     *snapshots.shape[1:])))}
+
+    def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
+        """Constant (zero), the training mean field, and persistence (the last
+        snapshot)."""
+        snapshots = np.load(data_dir / "snapshots.npy", allow_pickle=False)
+        repeat = len(FORECAST_TIMES)
+        return {"constant": self.constant_outputs(data_dir),
+                "training-mean": {"forecast.npy": npy_bytes(np.stack([snapshots.mean(0)]
+                                                                     * repeat))},
+                "persistence": {"forecast.npy": npy_bytes(np.stack([snapshots[-1]] * repeat))}}

@@ -26,7 +26,7 @@ from ....physics.orbit_fit import (
     forecast_kepler,
     relative_orbit,
 )
-from ..base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
+from ..base import FULL_PRECISION, Draw, Family, Metric, Reference, csv_bytes, read_csv_columns
 
 N_OBSERVED = 120
 N_QUERY = 40
@@ -86,6 +86,10 @@ scores only it; the result is computed on the others).
 
 class _Binary(Family):
     sub_domain = "celestial mechanics"
+    domain = "physical modeling"
+    task_type = "forecasting"
+    sota_citation = ("Blandford & Teukolsky 1976, ApJ 205, 580; Damour & Deruelle 1986, "
+                     "Ann. Inst. Henri Poincare 44, 263 (secular-rate timing model)")
     libraries = ("numpy", "scipy")
     metric = Metric("rms_error_au", "au",
                     "RMS over both coordinates and every query time of forecast minus the "
@@ -130,6 +134,20 @@ class _Binary(Family):
         zero = np.zeros_like(t_query)
         return {"forecast.csv": csv_bytes(HEADER, [t_query, zero, zero])}
 
+    def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
+        """Constant (the origin), the training mean position, and persistence (the last
+        observed position); nearest-neighbour in time is persistence here."""
+        obs = read_csv_columns(data_dir / "observations.csv")
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        ones = np.ones_like(t_query)
+
+        def answer(x: float, y: float) -> dict[str, bytes]:
+            return {"forecast.csv": csv_bytes(HEADER, [t_query, x * ones, y * ones])}
+
+        return {"constant": self.constant_outputs(data_dir),
+                "training-mean": answer(obs["x_au"].mean(), obs["y_au"].mean()),
+                "persistence": answer(obs["x_au"][-1], obs["y_au"][-1])}
+
     def draw(self, rng: np.random.Generator) -> Draw:
         a_au = rng.uniform(0.5, 2.0)
         e = rng.uniform(0.1, 0.5)
@@ -157,6 +175,11 @@ class _Binary(Family):
         baseline = forecast_kepler(fit_kepler(t_obs, obs, secular=False), t_query)
         sota = forecast_kepler(fit_kepler(t_obs, obs, secular=True), t_query)
         info = f'{{"position_noise_au": {sigma:.6e}}}\n'.encode()
+
+        def forecast(values: np.ndarray, fmt: str = "{:.9e}") -> dict[str, bytes]:
+            return {"forecast.csv": csv_bytes(HEADER, [t_query, values[:, 0], values[:, 1]],
+                                              fmt)}
+
         return Draw(
             data={"observations.csv": csv_bytes(HEADER, [t_obs, obs[:, 0], obs[:, 1]]),
                   "query.csv": csv_bytes(["time_days"], [t_query]),
@@ -165,8 +188,8 @@ class _Binary(Family):
             hidden={"semi_major_axis_au": a_au, "eccentricity": e,
                     "period_days": period_days, "mu_au3_per_day2": mu, **law,
                     "start_angle_rad": angle, "orbit_sense": sense},
-            scores={"baseline": rms(baseline, held), "sota": rms(sota, held),
-                    "bound": rms(clean[N_OBSERVED:], held)},
+            outputs={"baseline": forecast(baseline), "sota": forecast(sota, FULL_PRECISION),
+                     "oracle": forecast(clean[N_OBSERVED:], FULL_PRECISION)},
             floor=sigma)
 
 

@@ -24,7 +24,7 @@ from ....physics.rv_activity import (
     keplerian_rv,
     sample_activity,
 )
-from ..base import Draw, Family, Metric, Reference, csv_bytes, read_csv_columns, rms
+from ..base import FULL_PRECISION, Draw, Family, Metric, Reference, csv_bytes, read_csv_columns
 
 N_EPOCHS = 120
 SPAN_DAYS = 150.0
@@ -82,6 +82,10 @@ class RadialVelocityActivity(Family):
     version = "2"
     task_name = "Forecast the radial velocity of an active planet host"
     sub_domain = "exoplanets"
+    domain = "physical modeling"
+    task_type = "forecasting"
+    sota_citation = ("Haywood et al. 2014, MNRAS 443, 2517; Foreman-Mackey et al. 2017, "
+                     "AJ 154, 220 (Keplerian + quasi-periodic Gaussian process)")
     tags = ("radial velocity", "stellar activity", "forecasting", "naturegym")
     libraries = ("numpy", "scipy", "astropy", "celerite2")
     metric = Metric("rms_error_ms", "m/s",
@@ -137,6 +141,9 @@ class RadialVelocityActivity(Family):
         err = np.full(len(t), ERROR_MS)
         baseline = fit_keplerian(t[train], noisy[train], err[train])(t[test])
         sota = fit_keplerian_gp(t[train], noisy[train], err[train])(t[test])
+
+        def forecast(values: np.ndarray, fmt: str = "{:.5f}") -> dict[str, bytes]:
+            return {"forecast.csv": csv_bytes(["time_days", "rv_ms"], [t[test], values], fmt)}
         return Draw(
             data={"rv.csv": csv_bytes(["time_days", "rv_ms", "err_ms"],
                                       [t[train], noisy[train], err[train]], "{:.5f}"),
@@ -144,8 +151,8 @@ class RadialVelocityActivity(Family):
             truth={"forecast.csv": csv_bytes(["time_days", "rv_ms"],
                                              [t[test], noisy[test]], "{:.5f}")},
             hidden=hidden,
-            scores={"baseline": rms(baseline, noisy[test]), "sota": rms(sota, noisy[test]),
-                    "bound": rms(clean[test], noisy[test])},
+            outputs={"baseline": forecast(baseline), "sota": forecast(sota, FULL_PRECISION),
+                     "oracle": forecast(clean[test], FULL_PRECISION)},
             floor=ERROR_MS)
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
@@ -159,3 +166,20 @@ class RadialVelocityActivity(Family):
         t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
         return {"forecast.csv": csv_bytes(["time_days", "rv_ms"],
                                           [t_query, np.zeros_like(t_query)], "{:.5f}")}
+
+    def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
+        """Constant (zero), the training mean, persistence (the last earlier
+        measurement) and nearest-neighbour (the measurement closest in time)."""
+        data = read_csv_columns(data_dir / "rv.csv")
+        t_query = read_csv_columns(data_dir / "query.csv")["time_days"]
+        t, rv = data["time_days"], data["rv_ms"]
+        earlier = np.clip(np.searchsorted(t, t_query) - 1, 0, len(t) - 1)
+        nearest = np.abs(t[None, :] - t_query[:, None]).argmin(axis=1)
+
+        def answer(values: np.ndarray) -> dict[str, bytes]:
+            return {"forecast.csv": csv_bytes(["time_days", "rv_ms"], [t_query, values],
+                                              "{:.5f}")}
+
+        return {"constant": self.constant_outputs(data_dir),
+                "training-mean": answer(np.full_like(t_query, rv.mean())),
+                "persistence": answer(rv[earlier]), "nearest-neighbour": answer(rv[nearest])}

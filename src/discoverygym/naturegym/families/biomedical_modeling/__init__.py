@@ -1,0 +1,1 @@
+"""Biomedical modeling: generated families of pharmacological and epidemic tasks."""

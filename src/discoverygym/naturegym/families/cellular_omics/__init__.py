@@ -1,0 +1,1 @@
+"""Cellular omics: generated families of single-cell and expression tasks."""

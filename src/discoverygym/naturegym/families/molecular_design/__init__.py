@@ -1,0 +1,1 @@
+"""Molecular design: generated families of molecular property and reaction tasks."""

@@ -1,0 +1,1 @@
+"""Protein biology: generated families of sequence-function and structure tasks."""

@@ -1,0 +1,1 @@
+"""Relational reasoning: generated families of network and graph tasks."""
