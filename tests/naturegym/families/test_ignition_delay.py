@@ -18,7 +18,7 @@ ct = pytest.importorskip("cantera", reason="the ignition-delay family needs the 
 
 from discoverygym.naturegym.families import get_family  # noqa: E402
 from discoverygym.naturegym.families.physical_modeling import ignition as ig  # noqa: E402
-from discoverygym.naturegym.metrics import evaluator_source  # noqa: E402
+from discoverygym.naturegym.metrics import evaluator_source, score_outputs  # noqa: E402
 
 
 def _independent_delay(temperature: float, pressure_atm: float, phi: float) -> float:
@@ -81,8 +81,8 @@ def test_multipliers_act_on_the_named_steps_in_the_expected_direction():
         assert perturbed.multiplier(k) == pytest.approx(expected)
 
 
-def _score(files: dict[str, bytes], truth: bytes, tmp_path: Path, family) -> dict:
-    """The generated evaluator run on one answer, as the package runs it."""
+def _evaluate(files: dict[str, bytes], truth: bytes, tmp_path: Path, family) -> dict:
+    """The generated evaluator run as a package runs it (a subprocess on the files)."""
     root = tmp_path / "evaluation"
     (root / "ground_truth" / "case").mkdir(parents=True, exist_ok=True)
     (root / "ground_truth" / "case" / "prediction.csv").write_bytes(truth)
@@ -97,24 +97,38 @@ def _score(files: dict[str, bytes], truth: bytes, tmp_path: Path, family) -> dic
     return json.loads(done.stdout)["case"]
 
 
-def test_a_draw_is_deterministic_and_its_references_score_as_recorded(tmp_path):
+def _truth_values(draw) -> np.ndarray:
+    return np.loadtxt(io.BytesIO(draw.truth["prediction.csv"]), delimiter=",",
+                      skiprows=1)[:, 3]
+
+
+def _answer_values(files: dict[str, bytes]) -> np.ndarray:
+    return np.loadtxt(io.BytesIO(files["prediction.csv"]), delimiter=",", skiprows=1)[:, 3]
+
+
+def test_a_draw_is_deterministic_and_its_references_score_through_the_evaluator(tmp_path):
     family = get_family("ignition-delay")
     a = family.draw(np.random.default_rng(5))
     b = family.draw(np.random.default_rng(5))
     assert a.data == b.data and a.truth == b.truth and a.hidden == b.hidden
+    assert a.outputs == b.outputs
     assert set(a.hidden) == {f"log_multiplier_{k}" for k in ig.PERTURBED_STEPS}
     for step, value in a.hidden.items():
         low, high = ig.LOG_MULTIPLIER_RANGE[step.removeprefix("log_multiplier_")]
         assert low <= abs(value) <= high
-    truth = a.truth["prediction.csv"]
-    for role, recorded in (("baseline", "baseline"), ("sota", "sota"), ("oracle", "bound")):
-        measured = _score(a.extra["outputs"][role], truth, tmp_path / role, family)
-        assert measured[family.metric.name] == pytest.approx(a.scores[recorded], rel=1e-9)
-    # the SOTA's answer, at full precision, scores exactly the recorded SOTA figure
-    sota = _score(a.extra["outputs"]["sota"], truth, tmp_path / "z", family)
-    assert sota[family.metric.name] == a.scores["sota"]
-    # the oracle's error is the scatter: within a factor of two of the declared level
-    assert 0.3 * a.floor < a.scores["bound"] < 2.5 * a.floor
+    truth = _truth_values(a)
+    scores = score_outputs(family.record_metric(), a.truth, a.outputs)
+    for role, files in a.outputs.items():
+        rms = float(np.sqrt(np.mean((_answer_values(files) - truth) ** 2)))
+        assert scores[role] == pytest.approx(rms, rel=1e-9)
+        # the shipped evaluator (a subprocess) gives the same figure as the gates' scorer
+        assert _evaluate(files, a.truth["prediction.csv"], tmp_path / role,
+                         family)[family.metric.name] == scores[role]
+    # the SOTA's answer is the unperturbed mechanism at full precision
+    query = np.loadtxt(io.BytesIO(a.data["query.csv"]), delimiter=",", skiprows=1)
+    assert list(_answer_values(a.outputs["sota"])) == list(np.log10(ig.ignition_delays(query)))
+    # the oracle's error is the scatter: near the declared level
+    assert 0.3 * a.floor < scores["oracle"] < 2.5 * a.floor
 
 
 def test_baseline_and_no_science_answers_are_well_formed(tmp_path):
@@ -124,13 +138,14 @@ def test_baseline_and_no_science_answers_are_well_formed(tmp_path):
     data.mkdir()
     for name, content in draw.data.items():
         (data / name).write_bytes(content)
-    assert family.baseline_outputs(data) == draw.extra["outputs"]["baseline"]
+    assert family.baseline_outputs(data) == draw.outputs["baseline"]
     answers = family.no_science_outputs(data)
     assert set(answers) == {"constant", "training-mean", "nearest-neighbour"}
-    for name, files in answers.items():
-        result = _score(files, draw.truth["prediction.csv"], tmp_path / name, family)
-        assert result[family.metric.name] is not None, result
-        assert result[family.metric.name] > draw.scores["bound"]
+    scores = score_outputs(family.record_metric(), draw.truth,
+                           {**answers, "oracle": draw.outputs["oracle"]})
+    for name in answers:
+        assert isinstance(scores[name], float), scores[name]
+        assert scores[name] > scores["oracle"]
 
 
 def test_nearest_neighbour_copies_the_closest_measured_condition():
@@ -150,9 +165,16 @@ def test_measured_file_rounds_as_declared_and_the_scatter_is_its_own_draw():
 
 
 def test_missing_extra_refuses_in_one_line(monkeypatch):
+    from discoverygym.naturegym.families import ExtraMissing
+
+    family = get_family("ignition-delay")
+    assert family.extra == "chem" and not family.missing_modules()
     monkeypatch.setitem(sys.modules, "cantera", None)
     with pytest.raises(ImportError, match="'chem' extra"):
         ig.ignition_delays(np.array([[1100.0, 1.0, 1.0]]))
+    monkeypatch.setattr(type(family), "libraries", ("numpy", "cantera-not-installed"))
+    with pytest.raises(ExtraMissing, match=r"discoverygym\[chem\]"):
+        family.require_libraries()
 
 
 @pytest.mark.slow

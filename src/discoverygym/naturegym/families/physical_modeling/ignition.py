@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..base import Draw, Family, Metric, Reference, read_csv_columns, rms
+from ..base import FULL_PRECISION, Draw, Family, Metric, Reference, read_csv_columns
 
 MECHANISM = "h2o2.yaml"
 #: the perturbed steps: name -> the equations whose pre-exponential factor it scales
@@ -214,7 +214,7 @@ def _table(conditions: np.ndarray, values: np.ndarray | None, fmt: str) -> bytes
 
 def prediction_bytes(query: np.ndarray, values: np.ndarray) -> bytes:
     """An answer file at full precision (so the SOTA's own answer scores g = 0)."""
-    return _table(query, values, "{!r}")
+    return _table(query, values, FULL_PRECISION)
 
 
 def _read(data_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -271,24 +271,21 @@ class IgnitionDelay(Family):
             raise FloatingPointError("a mixture did not ignite")
         noisy = np.round(true_log + rng.normal(0.0, scatter, len(true_log)), 4)
         measured, query = conditions[:n_measured], conditions[n_measured:]
-        held = noisy[n_measured:]
         published = np.log10(ignition_delays(query))
         baseline = arrhenius_fit(measured, noisy[:n_measured])(query)
         info = {"scatter_log10": scatter, "fuel": "H2", "oxidiser": "O2:1, N2:3.76",
                 "ignition_rise_K": IGNITION_RISE_K}
-        outputs = {"baseline": {"prediction.csv": prediction_bytes(query, baseline)},
-                   "sota": {"prediction.csv": prediction_bytes(query, published)},
-                   "oracle": {"prediction.csv": prediction_bytes(query,
-                                                                 true_log[n_measured:])}}
         return Draw(
             data={"measured.csv": _table(measured, noisy[:n_measured], "{:.4f}"),
                   "query.csv": _table(query, None, ""),
                   "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
-            truth={"prediction.csv": _table(query, held, "{:.4f}")},
+            truth={"prediction.csv": _table(query, noisy[n_measured:], "{:.4f}")},
             hidden={f"log_multiplier_{k}": v for k, v in log_multipliers.items()},
-            scores={"baseline": rms(baseline, held), "sota": rms(published, held),
-                    "bound": rms(true_log[n_measured:], held)},
-            floor=scatter, extra={"outputs": outputs})
+            outputs={"baseline": {"prediction.csv": prediction_bytes(query, baseline)},
+                     "sota": {"prediction.csv": prediction_bytes(query, published)},
+                     "oracle": {"prediction.csv": prediction_bytes(query,
+                                                                   true_log[n_measured:])}},
+            floor=scatter)
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         measured, values, query = _read(data_dir)
