@@ -18,6 +18,7 @@ from .base import (
     Metric,
     Reference,
 )
+from .molecular_design.ionisation_energy import IonisationEnergy
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.ignition import IgnitionDelay
@@ -28,7 +29,7 @@ DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast, IgnitionDelay)
+                           FluidForecast, IgnitionDelay, IonisationEnergy)
 }
 
 

@@ -269,7 +269,9 @@ class IgnitionDelay(Family):
         true_log = np.log10(ignition_delays(conditions, log_multipliers))
         if not np.all(np.isfinite(true_log)):
             raise FloatingPointError("a mixture did not ignite")
-        noisy = np.round(true_log + rng.normal(0.0, scatter, len(true_log)), 4)
+        # the values as the files write them (so the data and the draw agree to the bit)
+        noisy = np.array([float(f"{v:.4f}") for v in true_log + rng.normal(0.0, scatter,
+                                                                              len(true_log))])
         measured, query = conditions[:n_measured], conditions[n_measured:]
         published = np.log10(ignition_delays(query))
         baseline = arrhenius_fit(measured, noisy[:n_measured])(query)
