@@ -191,3 +191,10 @@ def test_generate_one_package_and_verify_it_byte_for_byte(tmp_path):
     problem = next(p for p in (tmp_path / "out").iterdir() if p.is_dir()) / "problem"
     text = " ".join(p.read_text() for p in problem.rglob("*") if p.is_file())
     assert "h2o2" not in text and "GRI" not in text and "multiplier" not in text
+
+
+def test_draw_data_is_the_draws_data_without_the_references():
+    family = get_family("ignition-delay")
+    full, light = (f(np.random.default_rng(8)) for f in (family.draw, family.draw_data))
+    assert (light.data, light.hidden, light.floor) == (full.data, full.hidden, full.floor)
+    assert light.outputs == {} and full.outputs

@@ -182,3 +182,11 @@ def test_generate_one_package_and_verify_it_byte_for_byte(tmp_path):
     problem = next(p for p in (tmp_path / "out").iterdir() if p.is_dir()) / "problem"
     text = " ".join(p.read_text() for p in problem.rglob("*") if p.is_file())
     assert "Tanimoto" not in text and "STO-3G" not in text and "slope" not in text
+
+
+def test_draw_data_is_the_draws_data_without_the_references(monkeypatch):
+    monkeypatch.setattr(ie, "load_pool", _fake_pool)
+    family = get_family("ionisation-energy")
+    full, light = (f(np.random.default_rng(8)) for f in (family.draw, family.draw_data))
+    assert (light.data, light.hidden, light.floor) == (full.data, full.hidden, full.floor)
+    assert light.outputs == {} and full.outputs

@@ -172,6 +172,13 @@ class IonisationEnergy(Family):
     }
 
     def draw(self, rng: np.random.Generator) -> Draw:
+        return self._draw(rng, references=True)
+
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The data and hidden values only (the leak gate's hundreds of draws)."""
+        return self._draw(rng, references=False)
+
+    def _draw(self, rng: np.random.Generator, *, references: bool) -> Draw:
         pool = load_pool()
         hidden = {"slope": float(rng.uniform(*SLOPE)),
                   "offset_ev": float(rng.uniform(*OFFSET_EV)),
@@ -188,22 +195,23 @@ class IonisationEnergy(Family):
                                                                            len(clean))])
         train_smiles = [m.smiles for m in train]
         query_smiles = [m.smiles for m in query]
-        sota = krr_predict(train_smiles, noisy[:n_train], query_smiles)
-        baseline = heavy_atom_line(train_smiles, noisy[:n_train], query_smiles)
         info = {"scatter_ev": scatter, "unit": "eV"}
-        return Draw(
+        draw = Draw(
             data={"measured.csv": _table(train_smiles, noisy[:n_train], "{:06.3f}"),
                   "query.csv": _table(query_smiles, None, ""),
                   "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
             truth={"prediction.csv": _table(query_smiles, noisy[n_train:], "{:06.3f}")},
-            hidden=hidden,
-            outputs={
+            hidden=hidden, outputs={}, floor=scatter)
+        if references:
+            sota = krr_predict(train_smiles, noisy[:n_train], query_smiles)
+            baseline = heavy_atom_line(train_smiles, noisy[:n_train], query_smiles)
+            draw.outputs = {
                 "baseline": {"prediction.csv": _table(query_smiles, baseline,
                                                       FULL_PRECISION)},
                 "sota": {"prediction.csv": _table(query_smiles, sota, FULL_PRECISION)},
                 "oracle": {"prediction.csv": _table(query_smiles, clean[n_train:],
-                                                    FULL_PRECISION)}},
-            floor=scatter)
+                                                    FULL_PRECISION)}}
+        return draw
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         train, values, query = _read(data_dir)

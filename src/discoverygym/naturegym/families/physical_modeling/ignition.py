@@ -260,34 +260,45 @@ class IgnitionDelay(Family):
     }
 
     def draw(self, rng: np.random.Generator) -> Draw:
+        return self._draw(rng, references=True)
+
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The data and hidden values only (the leak gate's hundreds of draws): the
+        measured conditions are simulated, the query's truths and the references not."""
+        return self._draw(rng, references=False)
+
+    def _draw(self, rng: np.random.Generator, *, references: bool) -> Draw:
         log_multipliers = {
             step: float(rng.choice([-1.0, 1.0]) * rng.uniform(*LOG_MULTIPLIER_RANGE[step]))
             for step in PERTURBED_STEPS}
         n_measured = int(rng.integers(N_MEASURED[0], N_MEASURED[1] + 1))
         scatter = round(float(rng.uniform(*SCATTER_LOG10)), 4)
         conditions = draw_conditions(rng, n_measured + N_QUERY)
-        true_log = np.log10(ignition_delays(conditions, log_multipliers))
+        simulated = conditions if references else conditions[:n_measured]
+        true_log = np.log10(ignition_delays(simulated, log_multipliers))
         if not np.all(np.isfinite(true_log)):
             raise FloatingPointError("a mixture did not ignite")
+        noise = rng.normal(0.0, scatter, len(conditions))[:len(simulated)]
         # the values as the files write them (so the data and the draw agree to the bit)
-        noisy = np.array([float(f"{v:.4f}") for v in true_log + rng.normal(0.0, scatter,
-                                                                              len(true_log))])
+        noisy = np.array([float(f"{v:.4f}") for v in true_log + noise])
         measured, query = conditions[:n_measured], conditions[n_measured:]
-        published = np.log10(ignition_delays(query))
-        baseline = arrhenius_fit(measured, noisy[:n_measured])(query)
         info = {"scatter_log10": scatter, "fuel": "H2", "oxidiser": "O2:1, N2:3.76",
                 "ignition_rise_K": IGNITION_RISE_K}
-        return Draw(
+        draw = Draw(
             data={"measured.csv": _table(measured, noisy[:n_measured], "{:.4f}"),
                   "query.csv": _table(query, None, ""),
                   "info.json": (json.dumps(info, sort_keys=True, indent=1) + "\n").encode()},
-            truth={"prediction.csv": _table(query, noisy[n_measured:], "{:.4f}")},
-            hidden={f"log_multiplier_{k}": v for k, v in log_multipliers.items()},
-            outputs={"baseline": {"prediction.csv": prediction_bytes(query, baseline)},
-                     "sota": {"prediction.csv": prediction_bytes(query, published)},
-                     "oracle": {"prediction.csv": prediction_bytes(query,
-                                                                   true_log[n_measured:])}},
-            floor=scatter)
+            truth={}, hidden={f"log_multiplier_{k}": v for k, v in log_multipliers.items()},
+            outputs={}, floor=scatter)
+        if references:
+            published = np.log10(ignition_delays(query))
+            baseline = arrhenius_fit(measured, noisy[:n_measured])(query)
+            draw.truth = {"prediction.csv": _table(query, noisy[n_measured:], "{:.4f}")}
+            draw.outputs = {
+                "baseline": {"prediction.csv": prediction_bytes(query, baseline)},
+                "sota": {"prediction.csv": prediction_bytes(query, published)},
+                "oracle": {"prediction.csv": prediction_bytes(query, true_log[n_measured:])}}
+        return draw
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         measured, values, query = _read(data_dir)
