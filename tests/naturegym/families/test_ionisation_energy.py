@@ -190,3 +190,25 @@ def test_draw_data_is_the_draws_data_without_the_references(monkeypatch):
     full, light = (f(np.random.default_rng(8)) for f in (family.draw, family.draw_data))
     assert (light.data, light.hidden, light.floor) == (full.data, full.hidden, full.floor)
     assert light.outputs == {} and full.outputs
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"smiles,ionisation_energy_ev\n", "rows"),
+    (b"\xff\xfe\x00garbage", "readable"),
+    (b"NAN_ROWS", "not finite"),
+    (b"HUGE_ROWS", "not finite"),
+    (b"WRONG_SMILES", "does not match"),
+])
+def test_hostile_answers_fail_that_set_and_never_crash(monkeypatch, content, fragment):
+    monkeypatch.setattr(ie, "load_pool", _fake_pool)
+    family = get_family("ionisation-energy")
+    draw = family.draw(np.random.default_rng(6))
+    query = draw.data["query.csv"].decode().split()[1:]
+    rows = {b"NAN_ROWS": [f"{s},nan" for s in query],
+            b"HUGE_ROWS": [f"{s},1e400" for s in query],
+            b"WRONG_SMILES": [f"C{s},10.0" for s in query]}
+    if content in rows:
+        content = ("smiles,ionisation_energy_ev\n" + "\n".join(rows[content]) + "\n").encode()
+    result = score_outputs(family.record_metric(), draw.truth,
+                           {"hostile": {"prediction.csv": content}})["hostile"]
+    assert isinstance(result, str) and fragment in result, result
