@@ -17,6 +17,7 @@ MODULE_EXTRAS: dict[str, str] = {
     "fastapi": "server", "uvicorn": "server", "httpx": "server", "starlette": "server",
     "verifiers": "rl", "uv": "rl",
     "openenv": "openenv",
+    "rdkit": "chem", "pyscf": "chem", "cantera": "chem",
 }
 
 #: extras that cannot share the main environment, and how to get theirs

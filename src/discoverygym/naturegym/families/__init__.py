@@ -19,8 +19,10 @@ from .base import (
     Reference,
 )
 from .biomedical_modeling.epidemic_forecast import EpidemicForecast
+from .molecular_design.ionisation_energy import IonisationEnergy
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
+from .physical_modeling.ignition import IgnitionDelay
 from .physical_modeling.radial_velocity import RadialVelocityActivity
 from .relational_reasoning.communities import CommunityRecovery
 from .relational_reasoning.link_prediction import LinkPrediction
@@ -30,8 +32,8 @@ DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast, LinkPrediction, EpidemicForecast,
-                           CommunityRecovery)
+                           FluidForecast, IgnitionDelay, IonisationEnergy,
+                           LinkPrediction, CommunityRecovery, EpidemicForecast)
 }
 
 
