@@ -59,6 +59,12 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return data
 
 
+def _refuse_empty(dirpath: str, dirnames: list[str], filenames: list[str]) -> None:
+    """The generator writes no empty folder, so the files' digest cannot see one."""
+    if not dirnames and not filenames:
+        raise ReleaseMismatch(f"{dirpath}: an empty folder the generator never writes")
+
+
 def _read_package(root: Path) -> dict[str, bytes]:
     """Every regular file under a package folder; links and special files are refused,
     and so is a folder that the generator's files do not account for (an empty one)."""
@@ -68,8 +74,7 @@ def _read_package(root: Path) -> dict[str, bytes]:
             path = Path(dirpath) / name
             if path.is_symlink() or not (path.is_dir() or path.is_file()):
                 raise ReleaseMismatch(f"{path}: a link or special file in the release")
-        if not dirnames and not filenames:
-            raise ReleaseMismatch(f"{dirpath}: an empty folder the generator never writes")
+        _refuse_empty(dirpath, dirnames, filenames)
         for name in filenames:
             path = Path(dirpath) / name
             files[str(path.relative_to(root))] = path.read_bytes()
@@ -109,15 +114,10 @@ def _check_listing(directory: Path, data: dict[str, Any]) -> None:
             raise ReleaseMismatch(f"{name}: not a folder (a link or a file)")
 
 
-def verify_release(directory: Path, key: Key | None,
-                   commitment: str | None = None) -> dict[str, Any]:
-    """Regenerate every package of the release in `directory` and compare; returns the
-    manifest when everything matches, else raises ReleaseMismatch (one line). A public
-    release (`--seed` mode) needs no key, and a key or commitment given for one is
-    refused (no key made it). `commitment`, the one published before the release was
-    evaluated, must be the key's and the manifest's."""
-    directory = Path(directory)
-    data = read_manifest(directory)
+def _checked_key(data: dict[str, Any], key: Key | None, commitment: str | None) -> Key:
+    """The key to regenerate with: a public release's (and then no key or commitment may
+    be given: none made it), else the given key, which must match the commitment given
+    and the manifest's."""
     if data.get("mode") == "public":
         if key is not None or commitment is not None:
             raise ReleaseMismatch("a public-seed release: anyone can rebuild it from its "
@@ -137,6 +137,19 @@ def verify_release(directory: Path, key: Key | None,
                               "(--commitment)")
     if key.commitment != data.get("key_commitment"):
         raise ReleaseMismatch("the key does not match the release's published commitment")
+    return key
+
+
+def verify_release(directory: Path, key: Key | None,
+                   commitment: str | None = None) -> dict[str, Any]:
+    """Regenerate every package of the release in `directory` and compare; returns the
+    manifest when everything matches, else raises ReleaseMismatch (one line). A public
+    release (`--seed` mode) needs no key, and a key or commitment given for one is
+    refused (no key made it). `commitment`, the one published before the release was
+    evaluated, must be the key's and the manifest's."""
+    directory = Path(directory)
+    data = read_manifest(directory)
+    key = _checked_key(data, key, commitment)
     try:
         family = get_family(str(data.get("family")))
     except ValueError as exc:
@@ -146,6 +159,10 @@ def verify_release(directory: Path, key: Key | None,
                               f"{data.get('family_version')}, this is version "
                               f"{family.version}")
     _check_listing(directory, data)
+    # the folders first (links, special files, empty folders): what needs no
+    # regeneration is refused before the minutes that regeneration takes
+    found_all = {entry["id"]: _read_package(directory / entry["id"])
+                 for entry in data["packages"]}
     for entry in data["packages"]:
         try:
             expected = build_package(family, key, entry["index"], mode=str(data["mode"]),
@@ -158,7 +175,7 @@ def verify_release(directory: Path, key: Key | None,
         if expected.digest != entry["digest"]:
             raise ReleaseMismatch(f"{entry['id']}: the manifest's digest differs from the "
                                   "regenerated package")
-        found = _read_package(directory / entry["id"])
+        found = found_all[entry["id"]]
         for path in sorted(set(found) | set(expected.files)):
             if found.get(path) != expected.files.get(path):
                 what = "missing" if path not in found else (
