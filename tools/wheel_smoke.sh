@@ -33,8 +33,12 @@ WHEEL="$(ls "$TMP"/dist/discoverygym-*.whl)"
 # ---- a fresh environment outside the checkout -----------------------------------------
 step "$PY" -m venv "$TMP/venv"
 # pip's cache makes the second install of the same pins quick; --no-input never waits.
-step "$TMP/venv/bin/python" -m pip install -q --no-input --upgrade pip
-step "$TMP/venv/bin/python" -m pip install -q --no-input "$WHEEL[all]"
+step "$TMP/venv/bin/python" -m pip install -q --no-input --upgrade pip 2>&1 \
+  | { grep -v "^WARNING: Location '.*' is ignored" || true; }
+# (this machine's pip configuration may name index folders that are absent: said once
+# per package, so those lines are dropped)
+step "$TMP/venv/bin/python" -m pip install -q --no-input "$WHEEL[all]" 2>&1 \
+  | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 DG="$TMP/venv/bin/discoverygym"
 
 # ---- the smoke lane, from an empty folder ---------------------------------------------
@@ -57,7 +61,7 @@ EOF
 step "$DG" list
 
 # each suite's headline command (README "Running"), on a small plan
-step "$DG" run gravity --agent expert-uniform --protocol budget-obs-100 --tasks period --out runs/gravity --quiet
+step "$DG" run gravity --agent expert-uniform --protocol budget-obs-100 --tasks period --worlds A --out runs/gravity --quiet
 step "$DG" run stargazer --agent classical --tier medium --mode v1 --tasks medium-000 --out runs/stargazer --quiet
 step "$DG" run mad --world classical --law kappa10 --agent newtonian --seeds 0 --out runs/mad --quiet
 step "$DG" run tpbench --agent reference --level 1 --out runs/tpbench --quiet
@@ -73,7 +77,7 @@ done
 step "$DG" key new --out eval.key | tee key.txt
 COMMITMENT="$(sed -n "s/^commitment: *\([0-9a-f]\{64\}\)$/\1/p" key.txt)"
 [ -n "$COMMITMENT" ] || { echo "key new printed no commitment"; exit 1; }
-step "$DG" run gravity --agent expert-adaptive --tasks period --key-file eval.key --out runs/keyed --quiet
+step "$DG" run gravity --agent expert-adaptive --tasks period --worlds A,PM1 --key-file eval.key --out runs/keyed --quiet
 step "$DG" verify runs/keyed --key-file eval.key --commitment "$COMMITMENT"
 
 # a generated release of one package, and its check

@@ -120,7 +120,7 @@ def test_the_shipped_families():
     platform = {f.name for m in PLATFORM_ATTACK_MODULES
                 for f in importlib.import_module(m).ATTACKS}
     assert platform == {"arguments", "rebuild", "interpreter", "harbor-levels", "sandbox",
-                        "readers"}
+                        "readers", "release", "build"}
 
 
 # ---- tpbench: a limit passed, not a global patched -------------------------------------------

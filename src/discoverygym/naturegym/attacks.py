@@ -1,7 +1,7 @@
 """The audit's attacks on NatureGym's release check and its build driver (issue #38 items
 4 and 7), declared here beside what they attack (release.py, build.py, record.py; see
-core.audit_registry) and played by `discoverygym audit packages` (the packages suite
-returns them with its own).
+core.audit_registry): platform families (audit.PLATFORM_ATTACK_MODULES), played by
+`discoverygym audit packages`, the suite that plays what NatureGym makes.
 
 - release: a release checked against a commitment published for another key; a
   public-seed release checked as if a key had made it; a package removed from both
@@ -192,9 +192,10 @@ def build_attacks(target: AuditTarget, *, load: Callable[[Path], Any] | None = N
 
 
 def _platform_audit(target: AuditTarget) -> bool:
-    """These attack the platform's tools, not a package: played by `audit packages`,
-    not when the audit is narrowed to a package of the user's (--package)."""
-    return target.scope.get("package") is None
+    """Played once, by `audit packages` (the tools attacked make that suite's packages),
+    and not when the audit is narrowed to a package of the user's (--package): these
+    attack the platform's tools, not a package."""
+    return target.suite.name == "packages" and target.scope.get("package") is None
 
 
 ATTACKS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from discoverygym.audit import families
+from discoverygym.audit import PLATFORM_ATTACK_MODULES
 from discoverygym.core import get_suite
 from discoverygym.core.audit_registry import AuditTarget
 from discoverygym.naturegym import attacks, release
@@ -25,10 +25,12 @@ def _target(**scope) -> AuditTarget:
 
 def test_the_families_are_played_by_the_packages_audit_and_not_for_a_users_package(
         tmp_path):
-    assert {"release", "build"} <= {f.name for f in families(_target())}
-    chosen = [f for f in families(_target()) if f.name in ("release", "build")]
-    assert all(f.applies(_target()) for f in chosen)
-    assert not any(f.applies(_target(package=str(tmp_path))) for f in chosen)
+    assert "discoverygym.naturegym.attacks" in PLATFORM_ATTACK_MODULES
+    assert [f.name for f in attacks.ATTACKS] == ["release", "build"]
+    assert all(f.applies(_target()) for f in attacks.ATTACKS)
+    assert not any(f.applies(_target(package=str(tmp_path))) for f in attacks.ATTACKS)
+    gravity = AuditTarget(get_suite("gravity"), interpreter=False)
+    assert not any(f.applies(gravity) for f in attacks.ATTACKS)  # played once, not per suite
 
 
 def test_the_build_family_holds():
@@ -54,6 +56,7 @@ def held():
     return attacks.release_attacks(_target())
 
 
+@pytest.mark.slow
 def test_the_release_family_holds(held):
     assert len(held) == 5 and all(o.ok for o in held), held
     assert all(o.observed.startswith("refused:") for o in held)

@@ -16,6 +16,9 @@ from discoverygym.cli import app
 from discoverygym.core.keys import new_key, write_key_file
 from discoverygym.naturegym.release import ReleaseMismatch, verify_release
 
+# each test regenerates a release (about 10-30 s): before a commit, not between edits
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 FAST = "gravity-force-law"
 

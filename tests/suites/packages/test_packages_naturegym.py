@@ -602,6 +602,7 @@ def _build_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
 
 
+@pytest.mark.slow  # a process each
 @pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
 def test_a_record_path_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, kind):
     """Before: a FIFO as the record hung the build forever (open waited for a writer)."""
@@ -624,6 +625,7 @@ def test_a_record_path_that_is_not_a_regular_file_is_refused_in_one_line(tmp_pat
     assert not (tmp_path / "w").exists() or not any((tmp_path / "w").iterdir())
 
 
+@pytest.mark.slow  # a process
 def test_a_folder_of_the_users_named_like_a_stage_stops_the_build_untouched(built, tmp_path):
     """Before: `--work` holding the user's own `seal/` (or any stage name) lost it: the
     build renamed it to .old-* and removed it, exit 0."""

@@ -101,10 +101,9 @@ class PackagesSuite(Suite):
         return Case(first.name, options)
 
     def audit_attacks(self) -> tuple[Any, ...]:
-        from ...naturegym.attacks import ATTACKS as NATUREGYM_ATTACKS
         from .attacks import ATTACKS
 
-        return (*ATTACKS, *NATUREGYM_ATTACKS)
+        return ATTACKS
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """The aggregates over records; `package summary` hands it any run directory,
