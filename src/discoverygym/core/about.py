@@ -41,9 +41,12 @@ def checkout_commit(package: Path | None = None) -> str | None:
     commit = done.stdout.strip()
     if done.returncode != 0 or not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         return None
-    if subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD"],
-                      capture_output=True, timeout=GIT_TIMEOUT_S, check=False).returncode:
-        commit += "+dirty"
+    try:
+        if subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD"],
+                          capture_output=True, timeout=GIT_TIMEOUT_S, check=False).returncode:
+            commit += "+dirty"  # tracked files changed since the commit
+    except (OSError, subprocess.SubprocessError):
+        pass
     return commit
 
 
