@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-fast test-openenv test-rl install install-all install-rl install-dev system-deps harbor-venv lint bench clean
+.PHONY: demo test test-fast test-openenv test-rl test-wheel install install-all install-rl install-dev system-deps harbor-venv lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -55,6 +55,13 @@ test: install-dev system-deps harbor-venv
 	$(BIN)/python -m pytest -q $(XDIST) || [ $$? -eq 5 ]
 	$(MAKE) test-openenv
 	$(MAKE) test-rl
+	$(MAKE) test-wheel
+
+# The package as users get it: build the sdist and wheel, twine-check them, install the
+# wheel with [all] into a fresh venv outside the checkout and run the smoke lane there
+# from an empty folder (tools/wheel_smoke.sh says what it runs; README "Tests" its time).
+test-wheel: install-dev
+	tools/wheel_smoke.sh $(BIN)/python
 
 # Between edits: the tests not marked slow (tests/conftest.py marks whole modules slow
 # in one list), in .venv as it is (it installs the dev extras only when pytest or

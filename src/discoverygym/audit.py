@@ -28,7 +28,8 @@ __all__ = ["PLATFORM_ATTACK_MODULES", "AttackFamily", "AuditTarget", "Outcome", 
 #: Modules whose `ATTACKS` tuple holds the platform's families, which apply to every
 #: suite: tool arguments (core), the keyed draws (core), the interpreter (the `python`
 #: tool's door), the Harbor door's verifier, the sandbox at each isolation level, the
-#: readers of records (report), `verify` on forged runs (run).
+#: readers of records (report), `verify` on forged runs (run), NatureGym's release check
+#: and build driver.
 PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.attacks",
     "discoverygym.core.keyed_attacks",
@@ -39,6 +40,7 @@ PLATFORM_ATTACK_MODULES = (
     "discoverygym.sandbox.attacks",
     "discoverygym.report.attacks",
     "discoverygym.run.verify_attacks",
+    "discoverygym.naturegym.attacks",
 )
 
 

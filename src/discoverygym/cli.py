@@ -38,8 +38,20 @@ app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.
                   no_args_is_help=True, add_completion=False)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .core.about import version_text
+
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
 @app.callback()
-def _every_command() -> None:
+def _root(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print the version, the commit it was built from when known, and which "
+             "extras are installed.")] = False) -> None:
+    """discoverygym: measure AI agents at real scientific work."""
     # The sandbox's isolation line once per command, not once per worker process.
     from .sandbox.isolation import notices_once_per_command
 

@@ -121,7 +121,7 @@ def test_the_shipped_families():
                 for f in importlib.import_module(m).ATTACKS}
     assert platform == {"arguments", "rebuild", "keys", "interpreter", "harbor-levels",
                         "harbor-secrets", "sandbox", "key-file", "openenv-capacity",
-                        "readers", "forged-runs"}
+                        "readers", "forged-runs", "release", "build"}
 
 
 # ---- tpbench: a limit passed, not a global patched -------------------------------------------

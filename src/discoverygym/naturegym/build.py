@@ -4,7 +4,11 @@ Each stage writes into a fresh temporary folder beside its target (`WORK/.tmp-<s
 its gate file (`gate.json`: the input digest, the findings, the digest of the outputs)
 is written last, and the folder is then renamed to `WORK/<stage>`. A build killed at any
 moment therefore leaves either the stage's previous complete folder or none, never a
-partial one; leftovers of a killed build are removed when the next one starts. A stage
+partial one; leftovers of a killed build are removed when the next one starts. The
+build removes or replaces only what it made: every folder it creates holds a marker
+(`STAGE_MARKER`, written first), and a folder without one, inside --work and named like
+a stage, `.tmp-*` or `.old-*`, is the user's: it is left alone, and a stage folder of
+the user's stops the build in one line before anything runs. A stage
 is skipped when its gate passed with the same input digest (the record parts it reads,
 the outputs it reads, the pipeline's code). The first gate that fails stops the build.
 One build at a time per work folder (an advisory lock)."""
@@ -26,7 +30,7 @@ from typing import Any
 from .format.check import Finding
 from .record import Record, as_record, canonical_digest
 from .review import Reviewer
-from .stages import STAGES, Context, tree_digest
+from .stages import STAGE_MARKER, STAGES, Context, tree_digest
 
 GATE = "gate.json"
 #: The pipeline's code and the package-format code its gates run (relative to this folder).
@@ -46,6 +50,32 @@ def _code_digest() -> str:
 
 class BuildBusy(RuntimeError):
     """Another build holds the work folder."""
+
+
+class ForeignFolder(RuntimeError):
+    """A folder in the work folder that the build would replace was not made by it."""
+
+
+def _mark(folder: Path, stage: str) -> None:
+    """Say that `folder` is a stage folder this program made (before anything else is
+    written in it, so that even a build killed at once leaves only marked folders)."""
+    (folder / STAGE_MARKER).write_text(json.dumps({"stage": stage}) + "\n")
+
+
+def _ours(folder: Path) -> bool:
+    """A real folder (no link) that holds the marker as a regular file."""
+    marker = folder / STAGE_MARKER
+    return (not folder.is_symlink() and folder.is_dir() and not marker.is_symlink()
+            and marker.is_file())
+
+
+def _check_targets(work: Path) -> None:
+    """Refuse, before any stage runs, a stage folder of the user's in --work."""
+    for stage in STAGES:
+        target = work / stage.name
+        if (target.exists() or target.is_symlink()) and not _ours(target):
+            raise ForeignFolder(f"{target} was not made by package build (it has no "
+                                f"{STAGE_MARKER}); move it away or choose another --work")
 
 
 @dataclass(frozen=True)
@@ -99,17 +129,19 @@ def _write_json_atomic(path: Path, value: Any) -> None:
 
 
 def _clean_leftovers(work: Path) -> None:
-    for leftover in work.glob(".tmp-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-    for leftover in work.glob(".old-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    """Remove what a killed build of ours left (marked); anything else stays."""
+    for leftover in [*work.glob(".tmp-*"), *work.glob(".old-*")]:
+        if _ours(leftover):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _swap_in(tmp: Path, target: Path) -> None:
     """Replace target by tmp (two renames: a kill between them leaves no target, so the
-    stage simply reruns)."""
+    stage simply reruns). A target without the marker is never replaced."""
     old = None
-    if target.exists():
+    if target.exists() or target.is_symlink():
+        if not _ours(target):
+            raise ForeignFolder(f"{target} was not made by package build; left as it is")
         old = target.with_name(f".old-{target.name}-{uuid.uuid4().hex[:8]}")
         os.rename(target, old)
     os.rename(tmp, target)
@@ -153,6 +185,7 @@ def build(record: str | Path | Record | dict[str, Any], work_dir: str | Path, *,
     result = BuildResult(rec.id, work)
     code = _code_digest()
     with _locked(work):
+        _check_targets(work)
         _clean_leftovers(work)
         for stage in STAGES:
             target = work / stage.name
@@ -165,6 +198,7 @@ def build(record: str | Path | Record | dict[str, Any], work_dir: str | Path, *,
                 continue
             tmp = work / f".tmp-{stage.name}-{uuid.uuid4().hex[:8]}"
             tmp.mkdir()
+            _mark(tmp, stage.name)
             try:
                 findings = stage.run(ctx, tmp)
             except Exception as exc:  # noqa: BLE001 - a failed stage is a failed gate

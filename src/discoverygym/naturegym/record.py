@@ -61,7 +61,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,13 +295,26 @@ def _validate_extras(extras: Any, names: list[str]) -> None:
 
 
 def load_record(path: str | Path) -> Record:
-    """Read and validate a record file (at most 4 MiB, 32 levels deep)."""
+    """Read and validate a record file (at most 4 MiB, 32 levels deep). Anything but a
+    regular file (a FIFO, a device, a folder) is refused in one line, before a byte is
+    read: opened without blocking, the open file itself is what is checked."""
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_RECORD_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise RecordError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        raise RecordError(f"{path}: {kind}, not a regular file; a record is a JSON file")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+        except OSError as exc:
+            raise RecordError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     if len(raw) > MAX_RECORD_BYTES:
         raise RecordError(f"{path}: larger than {MAX_RECORD_BYTES} bytes")
     try:

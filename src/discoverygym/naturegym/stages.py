@@ -79,7 +79,12 @@ class Context:
         return self.stage_dir("assemble") / self.record.id
 
 
-def tree_digest(root: Path, skip: tuple[str, ...] = ("gate.json",)) -> str:
+#: The file `package build` writes first into every stage folder it makes (build.py):
+#: only a folder holding it is ever replaced or removed. Not part of any digest.
+STAGE_MARKER = ".naturegym-stage"
+
+
+def tree_digest(root: Path, skip: tuple[str, ...] = ("gate.json", STAGE_MARKER)) -> str:
     """SHA-256 over the relative paths and bytes of the regular files under root."""
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -100,7 +105,8 @@ def file_digest(path: Path) -> str:
 
 def file_digests(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): file_digest(p)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*")) if p.is_file()
+            and p.relative_to(root).as_posix() != STAGE_MARKER}
 
 
 # ---- intake --------------------------------------------------------------------------

@@ -592,6 +592,97 @@ def test_the_cli_builds_and_reports_one_line_errors(tmp_path):
     assert "not valid JSON" in " ".join(result.output.split()) and "Traceback" not in result.output
 
 
+# ---- what a user hands `package build` (issue #38 item 4) -----------------------------
+def _build_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`discoverygym package build` in a process of its own, with a deadline: a build
+    that waits on its record fails the test instead of hanging it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[3] / "src"), str(TESTS)])}
+    return subprocess.run([sys.executable, "-m", "discoverygym", "package", "build", *args],
+                          capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+
+
+@pytest.mark.slow  # a process each
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_a_record_path_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, kind):
+    """Before: a FIFO as the record hung the build forever (open waited for a writer)."""
+    if kind == "fifo":
+        record_path = tmp_path / "record.json"
+        os.mkfifo(record_path)
+        said = "a FIFO, not a regular file"
+    elif kind == "folder":
+        record_path = tmp_path / "record.json"
+        record_path.mkdir()
+        said = "a folder, not a regular file"
+    else:
+        record_path = Path("/dev/zero")
+        said = "a device, not a regular file"
+    done = _build_cli(str(record_path), "--work", str(tmp_path / "w"), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = " ".join(done.stdout.split())
+    assert text.startswith("error:") and said in text, done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "w").exists() or not any((tmp_path / "w").iterdir())
+
+
+@pytest.mark.slow  # a process
+def test_a_folder_of_the_users_named_like_a_stage_stops_the_build_untouched(built, tmp_path):
+    """Before: `--work` holding the user's own `seal/` (or any stage name) lost it: the
+    build renamed it to .old-* and removed it, exit 0."""
+    work = tmp_path / "work"
+    (work / "seal").mkdir(parents=True)
+    (work / "seal" / "thesis.tex").write_text("years of work")
+    record_path = tmp_path / "record.json"
+    record_path.write_text(json.dumps(toy_record()))
+    done = _build_cli(str(record_path), "--work", str(work), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    text = " ".join(done.stdout.split())
+    assert text.startswith("error:") and "was not made by package build" in text
+    assert (work / "seal" / "thesis.tex").read_text() == "years of work"
+    assert sorted(p.name for p in work.iterdir()) == [".lock", "seal"]  # nothing ran
+    # the same folder, with the stage's gate copied in from a real build, is still not ours
+    shutil.copy(built / "seal" / "gate.json", work / "seal" / "gate.json")
+    with pytest.raises(RuntimeError, match="was not made by package build"):
+        build(toy_record(), work)
+    assert (work / "seal" / "thesis.tex").exists()
+
+
+def test_the_users_tmp_and_old_folders_survive_and_the_builds_own_leftovers_go(built,
+                                                                               tmp_path):
+    """Before: every `.tmp-*` and `.old-*` in --work was removed at the start of a build."""
+    from discoverygym.naturegym.stages import STAGE_MARKER
+
+    work = _copy(built, tmp_path)
+    for name in (".tmp-notes", ".old-photos", ".tmp-split-12345678"):
+        (work / name).mkdir()
+        (work / name / "mine.txt").write_text("keep")
+    (work / ".tmp-scratch.txt").write_text("a file of the user's")
+    leftover = work / ".tmp-calibrate-deadbeef"  # what a killed build of ours leaves
+    leftover.mkdir()
+    (leftover / STAGE_MARKER).write_text('{"stage": "calibrate"}\n')
+    (leftover / "half.json").write_text("{")
+    result = build(toy_record(), work)
+    assert result.passed and result.ran == []
+    for name in (".tmp-notes", ".old-photos", ".tmp-split-12345678"):
+        assert (work / name / "mine.txt").read_text() == "keep", name
+    assert (work / ".tmp-scratch.txt").exists()
+    assert not leftover.exists()
+    for stage in ALL_STAGES:  # every stage folder the build made carries its marker
+        assert (work / stage / STAGE_MARKER).is_file(), stage
+
+
+def test_a_stage_folder_replaced_by_a_link_is_not_followed_or_removed(built, tmp_path):
+    work = _copy(built, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "data.txt").write_text("the user's")
+    shutil.rmtree(work / "review")
+    (work / "review").symlink_to(elsewhere)
+    with pytest.raises(RuntimeError, match="was not made by package build"):
+        build(toy_record(), work)
+    assert (elsewhere / "data.txt").read_text() == "the user's"
+
+
 # ---- the shipped packages, rebuilt from their records --------------------------------
 #: A rebuilt data file may differ from the shipped one in its last digits where the
 #: numerical machine differs (numpy's SIMD kernels, BLAS; README "Tests"): the gravity

@@ -22,10 +22,35 @@ _FORGE_FRAME = (
     "    except OSError:\n        pass\nprint('real')")
 
 
+def read_package_code() -> str:
+    """Code that tries to read a real file of the installed package (and list its
+    folder) from inside the sandbox. What counts is the content: at the bubblewrap
+    level the package folder may exist as an empty mount point, and an installed wheel
+    has no checkout around it, so whether the folder exists says nothing."""
+    from ...core import paths
+
+    folder = paths.package_dir()
+    probe = folder / "core" / "paths.py"  # in every install, editable or wheel
+    return (f"import os\n"
+            f"try:\n"
+            f"    print('READ', len(open({str(probe)!r}, 'rb').read()), 'bytes')\n"
+            f"except OSError as exc:\n"
+            f"    print('unreadable:', type(exc).__name__)\n"
+            f"try:\n"
+            f"    print('LISTED', len(os.listdir({str(folder)!r})), 'entries')\n"
+            f"except OSError:\n"
+            f"    print('no listing')\n")
+
+
+def source_unreadable(out: str) -> bool:
+    """The probe read nothing and the package folder listed empty (or not at all)."""
+    listed = [line for line in out.splitlines() if line.startswith("LISTED")]
+    return "READ" not in out and all(line.split()[1] == "0" for line in listed)
+
+
 def interpreter_attacks(target: AuditTarget) -> list[Outcome]:
     """Code run in the episode's interpreter that tries to read what it must not see or
     outlive its call. Skipped (and said so) on an rlimits-only host."""
-    from ...core import paths
     from ...sandbox import SandboxConfig
     from ...sandbox.isolation import WEAK_LEVELS, resolve_level
     from .interpreter_tool import InterpreterTool
@@ -37,12 +62,11 @@ def interpreter_attacks(target: AuditTarget) -> list[Outcome]:
     os.environ.setdefault("OPENAI_API_KEY", FAKE_KEY)
     episode = target.make_episode()
     tool = InterpreterTool(episode, time_limit_s=60, cpu_s=60)
-    source = str(paths.package_dir())
     checks: list[tuple[str, str, str, Callable[[str], bool]]] = [
         ("read the host's API keys", "import os; print(sorted(k for k in os.environ if 'KEY' in k))",
          "no key in the environment", lambda out: "OPENAI_API_KEY" not in out),
-        ("read the package source", f"import os; print(os.path.exists({source!r}))",
-         "the source is absent", lambda out: out.strip().endswith("False")),
+        ("read the package source", read_package_code(),
+         "no file of the package is readable", source_unreadable),
         ("leave a process running", "import subprocess, sys\n"
          "p = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\nprint(p.pid)",
          "stopped when the call returns", lambda out: "were stopped" in out),
@@ -54,7 +78,7 @@ def interpreter_attacks(target: AuditTarget) -> list[Outcome]:
         for attack, code, expected, judge in checks:
             def run(code=code, judge=judge) -> tuple[bool, str]:
                 text = tool.run(code).text
-                return judge(text), text.strip().splitlines()[0][:120] if text.strip() else ""
+                return judge(text), "; ".join(text.strip().splitlines()[:2])[:120]
             outcomes.append(guard("interpreter", attack, expected, run))
     finally:
         tool.close()
