@@ -18,6 +18,7 @@ from .base import (
     Metric,
     Reference,
 )
+from .cellular_omics.grn import GeneNetworkInference
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.radial_velocity import RadialVelocityActivity
@@ -27,7 +28,9 @@ DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
-                           FluidForecast)
+                           FluidForecast,
+                           # biology (bio extra)
+                           GeneNetworkInference)
 }
 
 
