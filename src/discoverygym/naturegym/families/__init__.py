@@ -22,6 +22,7 @@ from .cellular_omics.grn import GeneNetworkInference
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.radial_velocity import RadialVelocityActivity
+from .protein_biology.potts_fitness import PottsFitness
 
 #: The folder of each domain under families/.
 DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
@@ -30,7 +31,7 @@ FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
                            FluidForecast,
                            # biology (bio extra)
-                           GeneNetworkInference)
+                           GeneNetworkInference, PottsFitness)
 }
 
 
