@@ -475,7 +475,9 @@ def leaderboard_cmd(
     columns: Annotated[str | None, typer.Option(
         help="Figures to show, comma separated, or 'all': n, n_passed, pass_rate, "
              "pass_rate_se, mean_score, mean_observations, mean_tool_calls, mean_tokens, "
-             "total_usd, mean_wall_s (default: n to mean_score in the table, all otherwise).")]
+             "total_usd, mean_wall_s, n_public (default: n to mean_score in the table, "
+             "all otherwise; the table adds public when any record played a public "
+             "package).")]
         = None,
 ):
     """Aggregate any set of runs with DuckDB, straight from their records.jsonl files."""
@@ -496,8 +498,12 @@ def leaderboard_cmd(
     keys = [k.strip() for k in by.split(",") if k.strip()]
     try:
         rows = leaderboard(list(runs or []), keys)
+        # public packages (generated with --seed) are no held-out evaluation: the table
+        # says how many records played one whenever any did
+        public = any((r.get("n_public") or 0) > 0 for r in rows)
+        table_default = (*TABLE_METRICS, "n_public") if public else TABLE_METRICS
         rows = choose_columns(rows, keys, columns,
-                              default=TABLE_METRICS if fmt == "table" else METRICS)
+                              default=table_default if fmt == "table" else METRICS)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
@@ -505,6 +511,9 @@ def leaderboard_cmd(
         typer.echo(format_rows(rows, fmt))
         return
     console.print(terminal_table(rows, keys, console.width))
+    if public:
+        console.print("[yellow]public: records of packages generated with --seed; anyone "
+                      "can regenerate their truths, so they are no held-out evaluation[/]")
 
 
 @app.command("report")

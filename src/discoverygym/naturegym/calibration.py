@@ -2,15 +2,17 @@
 `discoverygym calibrate packages --packages DIR` on them, and judge the figures the
 issue asks for (every package valid; truth-as-output g >= 0 on all; trivial agents
 g <= -0.5 on all; baseline g <= -0.5 on at least 90 %; bound g > 0.1 on at least
-80 %). The bound is a privileged reference run at generation on the same instance;
-its g comes from the package's metadata. `write_readme_block` puts the table between
-markers in a README, so the figures there come from this command."""
+80 %), and run the family's validity gates (gates.py: leak, bound by playing the
+oracle, zero, no-science). The bound is the oracle's score at generation on the same
+instance; its g comes from the package's metadata. `write_readme_block` puts the table
+between markers in a README, so the figures there come from this command."""
 
 from __future__ import annotations
 
 import json
 import re
 import resource
+import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -72,24 +74,52 @@ def family_figures(packages_dir: Path, runs_dir: Path, verdicts: dict[str, str]
 
 def passes(f: dict[str, Any]) -> bool:
     n = f["packages"]
+    gates = f.get("gates", {})
     return (f["valid"] == n and f["truth_g_ge_0"] == n and f["trivial_g_le_-0.5"] == n
             and f["baseline_g_le_-0.5"] >= REQUIREMENTS["baseline_share"] * n
-            and f["bound_g_gt_0.1"] >= REQUIREMENTS["bound_share"] * n)
+            and f["bound_g_gt_0.1"] >= REQUIREMENTS["bound_share"] * n
+            and all(g.get("passed") for g in gates.values()))
+
+
+def _gate_cell(f: dict[str, Any], gate: str) -> str:
+    result = f.get("gates", {}).get(gate)
+    if result is None:
+        return "-"
+    return f"{'pass' if result['passed'] else 'FAIL'}: {escape_cell(result['figure'])}"
+
+
+def escape_cell(text: str) -> str:
+    """A table cell's text, escaped (it may quote a family's finding)."""
+    from ..core.escape import for_markdown
+
+    return for_markdown(text)
 
 
 def markdown(figures: dict[str, dict[str, Any]], command: str) -> str:
+    from .gates import GATES
+
     lines = [f"`{command}`", "",
-             "| family | packages | valid | truth g >= 0 | trivial g <= -0.5 | "
+             "| family | domain | packages | valid | truth g >= 0 | trivial g <= -0.5 | "
              "baseline g <= -0.5 | bound g > 0.1 | median baseline g | median bound g | "
+             + " | ".join(f"{gate} gate" for gate in GATES) + " | "
              "generation (s) | generation CPU (s) | meets the bar |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+             + "---|" * len(GATES) + "---:|---:|---|"]
     for name, f in figures.items():
         lines.append(
-            f"| {name} | {f['packages']} | {f['valid']} | {f['truth_g_ge_0']} | "
+            f"| {name} | {escape_cell(f.get('domain', '-'))} | {f['packages']} | "
+            f"{f['valid']} | {f['truth_g_ge_0']} | "
             f"{f['trivial_g_le_-0.5']} | {f['baseline_g_le_-0.5']} | {f['bound_g_gt_0.1']} | "
             f"{f['median_baseline_g']:.3g} | {f['median_bound_g']:.3g} | "
-            f"{f['generation_s']:.0f} | {f.get('generation_cpu_s', float('nan')):.0f} | "
+            + "".join(f"{_gate_cell(f, gate)} | " for gate in GATES)
+            + f"{f['generation_s']:.0f} | {f.get('generation_cpu_s', float('nan')):.0f} | "
             f"{'yes' if passes(f) else 'NO'} |")
+    findings = [f"- {name}, {gate} gate: {escape_cell(text)}"
+                for name, f in figures.items()
+                for gate, result in f.get("gates", {}).items()
+                for text in result.get("findings", [])[:3]]
+    if findings:
+        lines += ["", "Findings:", "", *findings]
     return "\n".join(lines) + "\n"
 
 
@@ -111,25 +141,59 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def family_gates(name: str, packages_dir: Path, generated: list[Any], seed: int,
+                 leak_draws: int) -> dict[str, dict[str, Any]]:
+    """The four gates of gates.py on one family's freshly generated packages (`generated`:
+    generate's GeneratedPackage objects, which keep the draws)."""
+    from .families import get_family
+    from .gates import bound_gate, leak_result, no_science_gate, zero_gate
+    from .generate import public_key
+    from .leak_gate import run_leak_gate
+
+    family = get_family(name)
+    tried = [s for p in generated for a in p.accepted for s in a.tried]
+    roots = [packages_dir / p.id for p in generated]
+    zero_inputs = [(packages_dir / p.id, {a.name: a.draw.outputs["sota"]
+                                          for a in p.accepted}) for p in generated]
+    results = [leak_result(run_leak_gate(family, public_key(seed), leak_draws)),
+               bound_gate(tried, family.metric.direction), zero_gate(zero_inputs),
+               no_science_gate(family, roots)]
+    return {r.gate: r.as_dict() for r in results}
+
+
 def calibrate_families(families: list[str], count: int, seed: int, work_dir: Path, *,
                        calibrate: Callable[..., Any], workers: int = 2,
-                       log: Any = print) -> dict[str, dict[str, Any]]:
-    """Generate `count` public packages per family under work_dir/<family>, calibrate
-    them, and return the figures per family (with the generation time).
+                       log: Any = print, leak_draws: int | None = None
+                       ) -> dict[str, dict[str, Any]]:
+    """Generate `count` public packages per family under work_dir/<family>, run the
+    family's gates on them (gates.json, kept with the packages), calibrate them, and
+    return the figures per family (with the generation time).
 
     `calibrate` is the runner's `discoverygym.calibrate.calibrate`, handed in by the
     command line that mounts this suite's commands: a suite never imports the runner."""
+    from .families import get_family
     from .generate import generate, public_key
+    from .leak_gate import MIN_DRAWS
 
     out = {}
     for name in families:
         packages = work_dir / name / "packages"
         timing = work_dir / name / "generation.json"
-        if not (packages / "release.json").is_file():
+        gates_file = work_dir / name / "gates.json"
+        if not (packages / "release.json").is_file() or not gates_file.is_file():
+            shutil.rmtree(packages, ignore_errors=True)  # the gates need the draws
             started, cpu_started = time.perf_counter(), _cpu_s()
-            generate(name, count, packages, public_key(seed), mode="public", seed=seed)
+            generated: list[Any] = []
+            generate(name, count, packages, public_key(seed), mode="public", seed=seed,
+                     progress=generated.append)
             timing.write_text(json.dumps({"generation_s": time.perf_counter() - started,
                                           "generation_cpu_s": _cpu_s() - cpu_started}))
+            gates = family_gates(name, packages, generated, seed, leak_draws or MIN_DRAWS)
+            gates_file.write_text(json.dumps(gates, indent=1, sort_keys=True,
+                                             default=str) + "\n")
+            for gate, result in gates.items():
+                log(f"{name}: {gate} gate {'passed' if result['passed'] else 'FAILED'}: "
+                    f"{result['figure']}" + "".join(f"; {x}" for x in result["findings"][:3]))
         # a rerun reuses the packages, and reports the time their generation took
         timings = json.loads(timing.read_text()) if timing.is_file() else {}
         elapsed = float(timings.get("generation_s", float("nan")))
@@ -141,6 +205,8 @@ def calibrate_families(families: list[str], count: int, seed: int, work_dir: Pat
         figures = family_figures(packages, work_dir / name / "runs", verdicts)
         figures["generation_s"] = elapsed
         figures["generation_cpu_s"] = cpu
+        figures["domain"] = get_family(name).domain
+        figures["gates"] = json.loads(gates_file.read_text())
         log(f"{name}: {figures}")
         out[name] = figures
     return out

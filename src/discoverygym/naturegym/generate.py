@@ -120,6 +120,9 @@ class Accepted:
     draw: Draw
     attempts: int
     scores: dict[str, float] = field(default_factory=dict)  # role -> metric value
+    #: the references' scores of every draw tried for this instance, this one last
+    #: (the bound gate judges the oracle on all of them, before the redraw rule)
+    tried: list[dict[str, float]] = field(default_factory=list)
 
 
 def draw_instance(family: Family, key: Key, index: int, name: str,
@@ -127,6 +130,7 @@ def draw_instance(family: Family, key: Key, index: int, name: str,
     """The first acceptable draw of one instance from attempt `first_attempt` on (a
     gate's redraw starts after the attempt it refused)."""
     refused = ""
+    tried: list[dict[str, float]] = []
     for attempt in range(first_attempt, first_attempt + MAX_ATTEMPTS):
         rng = np.random.default_rng(key.derive(GENERATOR, family.name, index, name, attempt))
         try:
@@ -137,8 +141,9 @@ def draw_instance(family: Family, key: Key, index: int, name: str,
             continue
         except (ArithmeticError, ValueError, np.linalg.LinAlgError):
             continue  # a draw the simulator or a reference cannot handle: redraw
+        tried.append(scores)
         if accept(scores, family.metric.direction):
-            return Accepted(name, draw, attempt + 1, scores)
+            return Accepted(name, draw, attempt + 1, scores, tried)
     raise GenerationError(f"{family.name}: no acceptable draw for package {index} "
                           f"instance {name} in {MAX_ATTEMPTS} attempts{refused}")
 
@@ -231,7 +236,7 @@ def package_record(family: Family, accepted: list[Accepted], *, pid: str, index:
                  "family_version": family.version, "package_index": index,
                  "domain": family.domain, "task_type": family.task_type,
                  **({"sota_citation": family.sota_citation} if family.sota_citation else {}),
-                 "mode": mode, "key_commitment": key.commitment,
+                 "mode": mode, "public": mode == "public", "key_commitment": key.commitment,
                  **({"seed": seed} if mode == "public" else {}),
                  "redraw_rule": {"baseline_g_max": BASELINE_G_MAX, "bound_g_min": BOUND_G_MIN},
                  "attempts": {a.name: a.attempts for a in accepted},
@@ -341,6 +346,8 @@ class GeneratedPackage:
     record: dict[str, Any]
     redraws: list[GateRedraw] = field(default_factory=list)
     stages_ran: list[str] = field(default_factory=list)
+    #: the instances as drawn (their references' outputs: the zero gate plays them)
+    accepted: list[Accepted] = field(default_factory=list)
 
 
 def _culprits(findings: list[dict[str, str]], names: list[str]) -> tuple[str, ...]:
@@ -404,7 +411,7 @@ def build_package(family: Family, key: Key, index: int, *, mode: str, seed: int 
     if findings:
         raise GenerationError(f"{family.name} package {index}: " + findings[0])
     return GeneratedPackage(pid, index, files_digest(files), files, record, redraws,
-                            result.ran)
+                            result.ran, chosen)
 
 
 MANIFEST = "release.json"
@@ -415,7 +422,7 @@ def manifest(family: Family, key: Key, packages: list[GeneratedPackage], *, mode
              seed: int | None, start: int) -> dict[str, Any]:
     """What a release publishes: the key's commitment and every package's digest."""
     return {"schema": MANIFEST_SCHEMA, "generator": GENERATOR, "family": family.name,
-            "family_version": family.version, "mode": mode,
+            "family_version": family.version, "mode": mode, "public": mode == "public",
             **({"seed": seed} if mode == "public" else {}),
             "key_commitment": key.commitment, "start": start, "count": len(packages),
             "software": _versions(),

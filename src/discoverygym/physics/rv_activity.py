@@ -9,7 +9,10 @@
 - `fit_keplerian_gp`: a Keplerian plus a quasi-periodic Gaussian process fitted together
   by maximum likelihood, predicting with the GP's conditional mean: the approach of
   Haywood et al. 2014 (MNRAS 443, 2517) with celerite's fast GP (Foreman-Mackey et al.
-  2017, AJ 154, 220), reimplemented and frozen here (`RV_GP_FIT_VERSION`)."""
+  2017, AJ 154, 220), reimplemented and frozen here (`RV_GP_FIT_VERSION`).
+
+Each fit's predictor also has `.planet`: the fitted Keplerian alone (no offset, no
+activity), the planet's reflex velocity."""
 
 from __future__ import annotations
 
@@ -93,7 +96,20 @@ def fit_keplerian(t: np.ndarray, rv: np.ndarray, err: np.ndarray) -> Predictor:
     start = _kepler_start(t, rv, period)
     fit = least_squares(lambda p: (_kepler_model(p, t) - rv) / err, start, method="lm",
                         max_nfev=2000)
-    return lambda times, p=fit.x: _kepler_model(p, np.asarray(times, float))
+
+    def predict(times, p=fit.x):
+        return _kepler_model(p, np.asarray(times, float))
+
+    predict.planet = _planet_only(fit.x)  # type: ignore[attr-defined]
+    return predict
+
+
+def _planet_only(p: np.ndarray) -> Predictor:
+    """The fitted Keplerian alone: no offset, no activity (the planet's reflex velocity,
+    zero on average over an orbit)."""
+    q = np.array(p, dtype=float)
+    q[5] = 0.0
+    return lambda times: _kepler_model(q, np.asarray(times, float))
 
 
 def fit_keplerian_gp(t: np.ndarray, rv: np.ndarray, err: np.ndarray,
@@ -150,4 +166,5 @@ def fit_keplerian_gp(t: np.ndarray, rv: np.ndarray, err: np.ndarray,
         times = np.asarray(times, float)
         return _kepler_model(p, times) + gp.predict(residual, t=times, return_cov=False)
 
+    predict.planet = _planet_only(p)  # type: ignore[attr-defined]
     return predict

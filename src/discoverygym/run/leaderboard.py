@@ -11,13 +11,13 @@ from typing import Any
 TOP_LEVEL = ("suite", "task_id", "agent", "model", "protocol", "world", "seed", "metric")
 # The figures of every group, in the order they are shown.
 METRICS = ("n", "n_passed", "pass_rate", "pass_rate_se", "mean_score", "mean_observations",
-           "mean_tool_calls", "mean_tokens", "total_usd", "mean_wall_s")
+           "mean_tool_calls", "mean_tokens", "total_usd", "mean_wall_s", "n_public")
 # Their headers in the terminal table: short, with spaces where a narrow column wraps.
 METRIC_LABELS = {"n": "n", "n_passed": "passed", "pass_rate": "pass rate",
                  "pass_rate_se": "± s.e.", "mean_score": "mean score",
                  "mean_observations": "mean obs", "mean_tool_calls": "mean tool calls",
                  "mean_tokens": "mean tokens", "total_usd": "total usd",
-                 "mean_wall_s": "mean wall s"}
+                 "mean_wall_s": "mean wall s", "n_public": "public"}
 #: The output formats of `discoverygym leaderboard`.
 FORMATS = ("table", "csv", "json", "markdown")
 # What the terminal table shows unless asked (`--columns`): it fits 80 columns.
@@ -73,7 +73,10 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
                    {usage.format('tool_calls')} AS tool_calls,
                    {usage.format('input_tokens')} + {usage.format('output_tokens')} AS tokens,
                    {usage.format('usd')} AS usd,
-                   {usage.format('wall_s')} AS wall_s
+                   {usage.format('wall_s')} AS wall_s,
+                   -- a record of a public package (details.public, JSON true only)
+                   coalesce(json_type(json, '$.details.public') = 'BOOLEAN'
+                            AND json ->> '$.details.public' = 'true', false) AS public
             -- ignore_errors: a torn last line (a crash mid-write) is skipped, as
             -- read_records does; a line that is not a JSON object is no record.
             FROM read_ndjson_objects(?, filename = true, ignore_errors = true)
@@ -90,7 +93,8 @@ def leaderboard(paths: list[str], by: list[str]) -> list[dict[str, Any]]:
                avg(tool_calls) AS mean_tool_calls,
                avg(tokens) AS mean_tokens,
                sum(usd) AS total_usd,
-               avg(wall_s) AS mean_wall_s
+               avg(wall_s) AS mean_wall_s,
+               sum(CAST(public AS INTEGER)) AS n_public
         FROM r GROUP BY {group} ORDER BY pass_rate DESC, {group}
     """
     con = duckdb.connect()

@@ -119,6 +119,12 @@ class Family:
     def draw(self, rng: np.random.Generator) -> Draw:
         raise NotImplementedError
 
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The draw's `data` and `hidden` as `draw(rng)` makes them (same random stream,
+        same values), the references possibly left out (`outputs` may be empty): what
+        the leak gate reads, hundreds of times. Override when the references cost."""
+        return self.draw(rng)
+
     def missing_modules(self) -> list[str]:
         """The Python modules of `libraries` this environment cannot import (their
         extra is not installed)."""

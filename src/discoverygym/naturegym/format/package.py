@@ -71,6 +71,14 @@ class Package:
         return str(self.metadata.get("domain_metadata", {}).get("primary_domain", "unknown"))
 
     @property
+    def public(self) -> bool:
+        """Generated in public mode (`package generate --seed`): anyone can regenerate
+        its truths from the seed, so a score on it is no held-out evaluation."""
+        naturegym = self.metadata.get("naturegym")
+        return isinstance(naturegym, dict) and (naturegym.get("public") is True
+                                                or naturegym.get("mode") == "public")
+
+    @property
     def task_name(self) -> str:
         return str(self.metadata.get("task_name", self.case_id))
 

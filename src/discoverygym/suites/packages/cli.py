@@ -346,11 +346,15 @@ def calibrate_generated_cmd(
         help="Write the table between the naturegym:calibration markers of this file.")]
         = None,
     workers: Annotated[int, typer.Option(help="Parallel episodes.")] = 2,
+    leak_draws: Annotated[int, typer.Option(
+        help="Public draws of the leak gate (fewer than 200 never pass it).")] = 200,
 ):
-    """Generate COUNT public packages per family, run `discoverygym calibrate packages`
-    on them, and print (or write into a README) the calibration figures."""
+    """Generate COUNT public packages per family, run the validity gates (leak, bound,
+    zero, no-science) and `discoverygym calibrate packages` on them, and print (or
+    write into a README) the figures."""
     from ...naturegym.calibration import calibrate_families, markdown, write_readme_block
-    from ...naturegym.families import FAMILIES
+    from ...naturegym.families import FAMILIES, ExtraMissing
+    from ...naturegym.leak_gate import LeakGateUnavailable
 
     # The runner's calibrate comes from the command line that mounted this group (the
     # click context's obj, see cli.SUITE_COMMAND_SERVICES): no suite imports the runner.
@@ -365,11 +369,16 @@ def calibrate_generated_cmd(
         console.print(f"[red]error:[/red] unknown family {unknown[0]!r}; families: "
                       f"{', '.join(FAMILIES)}")
         raise typer.Exit(1)
-    figures = calibrate_families(names, count, seed, work_dir, calibrate=calibrate,
-                                 workers=workers,
-                                 log=lambda line: console.print(for_terminal(line, 2000)))
+    try:
+        figures = calibrate_families(names, count, seed, work_dir, calibrate=calibrate,
+                                     workers=workers, leak_draws=leak_draws,
+                                     log=lambda line: console.print(for_terminal(line, 2000)))
+    except (LeakGateUnavailable, ExtraMissing) as exc:
+        console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
+        raise typer.Exit(1) from None
     command = (f"discoverygym package calibrate-generated --work-dir DIR --count {count} "
-               f"--seed {seed}" + (f" --families {','.join(names)}" if families else ""))
+               f"--seed {seed}" + (f" --families {','.join(names)}" if families else "")
+               + (f" --leak-draws {leak_draws}" if leak_draws != 200 else ""))
     block = markdown(figures, command)
     console.print(block)
     if readme is not None:

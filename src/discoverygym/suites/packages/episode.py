@@ -380,6 +380,8 @@ class PackageEpisode(Episode):
         scored = self._package.scored_instances("evaluation" if split else None)
         details: dict[str, Any] = {
             "attempts": len(attempts), "domain": self._package.domain,
+            # a public package's truths can be rebuilt from its seed: no evaluation
+            "public": self._package.public,
             "split": ({"development": self._package.split_names("development"),
                        "evaluation": self._package.split_names("evaluation")} if split
                       else "none: feedback and score on the same instances (published layout)"),

@@ -109,20 +109,37 @@ class PackagesSuite(Suite):
         """The aggregates over records; `package summary` hands it any run directory,
         so a field of the wrong type reads as missing (a failed task)."""
         results = []
+        public = 0
         for r in records:
             details = r.get("details") if isinstance(r.get("details"), dict) else {}
+            public += details.get("public") is True
             results.append(TaskResult(
                 str(r.get("task_id")), str(details.get("domain", "unknown")),
                 _number(r.get("value")) if details.get("completed") else None,
                 _number(details.get("g_clipped"))))
-        return aggregate(results)
+        return {**aggregate(results), "public_records": public}
 
     def summary_renderable(self, suite_summary: dict[str, Any]) -> Any:
         """The aggregates as a rich table, for `discoverygym run` to print under its own
-        table (Surpass, Match, mean/median g, completion, per domain, buckets)."""
+        table (Surpass, Match, mean/median g, completion, per domain, buckets), and a
+        warning when any package played was public."""
+        from rich.console import Group
+        from rich.text import Text
+
         from .report import aggregate_table
 
-        return aggregate_table(suite_summary, "packages: g against the state of the art")
+        table = aggregate_table(suite_summary, "packages: g against the state of the art")
+        public = suite_summary.get("public_records")
+        if not isinstance(public, int) or isinstance(public, bool) or public <= 0:
+            return table
+        return Group(table, Text(public_warning(public), style="bold yellow"))
+
+
+def public_warning(count: int) -> str:
+    """The line a summary shows when public packages were played."""
+    return (f"public: {count} of these records played public packages (generated with "
+            "--seed): anyone can regenerate their truths, so these scores are no "
+            "held-out evaluation")
 
 
 def _number(value: Any) -> float | None:

@@ -1,7 +1,7 @@
 """Two gravity families: a binary under an altered force law, and a binary with drag.
 
-The agent sees the relative orbit of a binary (noisy positions at even times over about
-two and a half orbits) and forecasts the positions at later query times. The truth is
+The agent sees the relative orbit of a binary (noisy positions at even times over 500
+days, two to six orbits) and forecasts the positions at later query times. The truth is
 the held-out noisy observations, so the metric has a floor: the noise level.
 
 - generator: `physics.orbit_fit.relative_orbit` (DOP853) under a = -mu r/r^(3+alpha)
@@ -11,8 +11,12 @@ the held-out noisy observations, so the metric has a floor: the noise level.
   periapsis, mean motion drifting at constant rates) fitted by least squares, the
   secular-rate timing model of binary pulsars (Blandford & Teukolsky 1976; Damour &
   Deruelle 1986), reimplemented and frozen in `physics.orbit_fit` (version below);
-- bound: the noise-free truth (the law and every parameter known), which scores the
-  noise level itself."""
+- bound: the oracle, the noise-free orbit (the law and every parameter known), which
+  scores the noise level itself.
+
+Version 3 draws every nuisance value independently (issue #34's leaks: the noise level
+was the orbit size times 0.002, the time grid 2.5 periods long, every orbit started at
+periapsis at t = 0)."""
 
 from __future__ import annotations
 
@@ -30,9 +34,15 @@ from ..base import FULL_PRECISION, Draw, Family, Metric, Reference, csv_bytes, r
 
 N_OBSERVED = 120
 N_QUERY = 40
-OBSERVED_ORBITS = 2.5
-FORECAST_ORBITS = (2.6, 5.0)
-NOISE_FRACTION = 2e-3  # position noise per coordinate, as a fraction of the orbit size
+#: The time grid is the same for every system (a grid drawn from the period would give
+#: the period away): observations over 500 days, forecasts from 520 to 1000 days.
+OBSERVED_DAYS = 500.0
+FORECAST_DAYS = (520.0, 1000.0)
+T_OBSERVED = np.linspace(0.0, OBSERVED_DAYS, N_OBSERVED)
+T_QUERY = np.linspace(*FORECAST_DAYS, N_QUERY)
+PERIOD_DAYS = (80.0, 220.0)  # 2.3 to 6 orbits observed
+#: position noise per coordinate (au), drawn independently of the orbit's size
+NOISE_AU = (1e-3, 4e-3)
 
 HEADER = ["time_days", "x_au", "y_au"]
 
@@ -148,10 +158,15 @@ class _Binary(Family):
                 "training-mean": answer(obs["x_au"].mean(), obs["y_au"].mean()),
                 "persistence": answer(obs["x_au"][-1], obs["y_au"][-1])}
 
-    def draw(self, rng: np.random.Generator) -> Draw:
+    def _simulate(self, rng: np.random.Generator) -> dict:
+        """One system: hidden values, the noise-free and the noisy positions. Every
+        nuisance value is drawn on its own, so nothing visible follows from a hidden
+        value: the time grid is the same for every system, the noise level is drawn
+        independently of the orbit's size, and the orbit passed periapsis at a random
+        time before the first observation (the leak gate checks this)."""
         a_au = rng.uniform(0.5, 2.0)
         e = rng.uniform(0.1, 0.5)
-        period_days = rng.uniform(50.0, 400.0)
+        period_days = rng.uniform(*PERIOD_DAYS)
         law = self.law(rng, period_days)
         alpha, drag_rate = law.get("alpha", 0.0), law.get("drag_rate_per_day", 0.0)
         mu = 4.0 * np.pi**2 * a_au**3 / period_days**2 * a_au**alpha
@@ -159,43 +174,51 @@ class _Binary(Family):
         v_peri = np.sqrt(mu / r_peri ** (1.0 + alpha) * (1.0 + e))
         angle = rng.uniform(0.0, 2.0 * np.pi)
         sense = rng.choice([-1.0, 1.0])
+        periapsis_time = -rng.uniform(0.0, period_days)  # the last passage before t = 0
+        sigma = rng.uniform(*NOISE_AU)
         state0 = np.array([r_peri * np.cos(angle), r_peri * np.sin(angle),
                            -sense * v_peri * np.sin(angle), sense * v_peri * np.cos(angle)])
-        t_obs = np.linspace(0.0, OBSERVED_ORBITS * period_days, N_OBSERVED)
-        t_query = np.linspace(FORECAST_ORBITS[0] * period_days,
-                              FORECAST_ORBITS[1] * period_days, N_QUERY)
-        t_all = np.round(np.concatenate([t_obs, t_query]), 6)
-        clean = relative_orbit(t_all, state0, mu, alpha, drag_rate)
-        sigma = NOISE_FRACTION * a_au
+        t_all = np.concatenate([T_OBSERVED, T_QUERY])
+        clean = relative_orbit(t_all, state0, mu, alpha, drag_rate, t0=periapsis_time)
         noisy = clean + rng.normal(0.0, sigma, clean.shape)
         # what the agent and the evaluator read is the formatted text: round through it
         noisy = np.array([[float(f"{v:.9e}") for v in row] for row in noisy])
-        obs, held = noisy[:N_OBSERVED], noisy[N_OBSERVED:]
-        t_obs, t_query = t_all[:N_OBSERVED], t_all[N_OBSERVED:]
-        baseline = forecast_kepler(fit_kepler(t_obs, obs, secular=False), t_query)
-        sota = forecast_kepler(fit_kepler(t_obs, obs, secular=True), t_query)
-        info = f'{{"position_noise_au": {sigma:.6e}}}\n'.encode()
+        hidden = {"semi_major_axis_au": a_au, "eccentricity": e, "period_days": period_days,
+                  "mu_au3_per_day2": mu, **law, "start_angle_rad": angle,
+                  "orbit_sense": sense, "periapsis_time_days": periapsis_time}
+        data = {"observations.csv": csv_bytes(HEADER, [T_OBSERVED, noisy[:N_OBSERVED, 0],
+                                                       noisy[:N_OBSERVED, 1]]),
+                "query.csv": csv_bytes(["time_days"], [T_QUERY]),
+                "info.json": f'{{"position_noise_au": {sigma:.6e}}}\n'.encode()}
+        return {"hidden": hidden, "data": data, "clean": clean, "noisy": noisy,
+                "sigma": sigma}
+
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        sim = self._simulate(rng)
+        return Draw(sim["data"], {}, sim["hidden"], {}, sim["sigma"])
+
+    def draw(self, rng: np.random.Generator) -> Draw:
+        sim = self._simulate(rng)
+        obs, held = sim["noisy"][:N_OBSERVED], sim["noisy"][N_OBSERVED:]
+        baseline = forecast_kepler(fit_kepler(T_OBSERVED, obs, secular=False), T_QUERY)
+        sota = forecast_kepler(fit_kepler(T_OBSERVED, obs, secular=True), T_QUERY)
 
         def forecast(values: np.ndarray, fmt: str = "{:.9e}") -> dict[str, bytes]:
-            return {"forecast.csv": csv_bytes(HEADER, [t_query, values[:, 0], values[:, 1]],
+            return {"forecast.csv": csv_bytes(HEADER, [T_QUERY, values[:, 0], values[:, 1]],
                                               fmt)}
 
         return Draw(
-            data={"observations.csv": csv_bytes(HEADER, [t_obs, obs[:, 0], obs[:, 1]]),
-                  "query.csv": csv_bytes(["time_days"], [t_query]),
-                  "info.json": info},
-            truth={"forecast.csv": csv_bytes(HEADER, [t_query, held[:, 0], held[:, 1]])},
-            hidden={"semi_major_axis_au": a_au, "eccentricity": e,
-                    "period_days": period_days, "mu_au3_per_day2": mu, **law,
-                    "start_angle_rad": angle, "orbit_sense": sense},
+            data=sim["data"],
+            truth={"forecast.csv": forecast(held)["forecast.csv"]},
+            hidden=sim["hidden"],
             outputs={"baseline": forecast(baseline), "sota": forecast(sota, FULL_PRECISION),
-                     "oracle": forecast(clean[N_OBSERVED:], FULL_PRECISION)},
-            floor=sigma)
+                     "oracle": forecast(sim["clean"][N_OBSERVED:], FULL_PRECISION)},
+            floor=sim["sigma"])
 
 
 class GravityForceLaw(_Binary):
     name = "gravity-force-law"
-    version = "2"
+    version = "3"
     task_name = "Forecast a binary under an unknown force law"
     tags = ("gravity", "forecasting", "altered gravity", "naturegym")
     problem = ("Two stars orbit each other in isolation. Their mutual attraction is "
@@ -208,7 +231,7 @@ class GravityForceLaw(_Binary):
 
 class GravityDrag(_Binary):
     name = "gravity-drag"
-    version = "2"
+    version = "3"
     task_name = "Forecast a binary losing energy"
     tags = ("gravity", "forecasting", "dissipation", "naturegym")
     problem = ("Two stars orbit each other under Newtonian gravity while moving through "
