@@ -273,12 +273,11 @@ class GeneNetworkInference(Family):
                            "other pair 0 (average precision 1)"),
     }
 
-    def draw(self, rng: np.random.Generator) -> Draw:
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The data and hidden values without the references (GENIE3 is the cost)."""
         network = draw_network(rng)
         basal = cell_basal_rates(rng, network, N_CELLS)
         counts = measure_counts(rng, simulate_expression(rng, network, basal))
-        forest_seed = int(rng.integers(0, 2**31 - 1))
-        sota = genie3_scores(log_normalise(counts), forest_seed)
         edges = network.edges
         strengths = np.abs(network.weights[edges])
         hidden = {
@@ -294,12 +293,17 @@ class GeneNetworkInference(Family):
             data={"counts.npy": npy_bytes(counts),
                   "genes.txt": ("\n".join(GENES) + "\n").encode()},
             truth={"edges.csv": edges_csv(edges.astype(float), "{:.0f}")},
-            hidden=hidden,
-            outputs={"baseline": {"edges.csv": edges_csv(pearson_scores(counts))},
-                     "sota": {"edges.csv": edges_csv(sota, FULL_PRECISION)},
-                     "oracle": {"edges.csv": edges_csv(np.abs(network.weights),
-                                                       FULL_PRECISION)}},
-            floor=1.0)
+            hidden=hidden, outputs={}, floor=1.0,
+            extra={"counts": counts, "weights": network.weights})
+
+    def draw(self, rng: np.random.Generator) -> Draw:
+        draw = self.draw_data(rng)
+        counts, weights = draw.extra.pop("counts"), draw.extra.pop("weights")
+        sota = genie3_scores(log_normalise(counts), int(rng.integers(0, 2**31 - 1)))
+        draw.outputs = {"baseline": {"edges.csv": edges_csv(pearson_scores(counts))},
+                        "sota": {"edges.csv": edges_csv(sota, FULL_PRECISION)},
+                        "oracle": {"edges.csv": edges_csv(np.abs(weights), FULL_PRECISION)}}
+        return draw
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         return {"edges.csv": edges_csv(pearson_scores(read_counts(data_dir)))}

@@ -284,6 +284,10 @@ class PottsFitness(Family):
                            "type, without the measurement noise"),
     }
 
+    def draw_data(self, rng: np.random.Generator) -> Draw:
+        """The data and hidden values; the references are cheap, so the full draw."""
+        return self.draw(rng)
+
     def draw(self, rng: np.random.Generator) -> Draw:
         hidden = {"field_sd": float(rng.uniform(0.8, 1.2)),
                   "coupling_sd": float(rng.uniform(0.8, 1.2)),
