@@ -19,11 +19,13 @@ from .base import (
     Reference,
 )
 from .biomedical_modeling.epidemic_forecast import EpidemicForecast
+from .cellular_omics.grn import GeneNetworkInference
 from .molecular_design.ionisation_energy import IonisationEnergy
 from .physical_modeling.fluid import FluidForecast
 from .physical_modeling.gravity import GravityDrag, GravityForceLaw
 from .physical_modeling.ignition import IgnitionDelay
 from .physical_modeling.radial_velocity import RadialVelocityActivity
+from .protein_biology.potts_fitness import PottsFitness
 from .relational_reasoning.communities import CommunityRecovery
 from .relational_reasoning.link_prediction import LinkPrediction
 
@@ -33,7 +35,8 @@ DOMAIN_FOLDERS = {domain: domain.replace(" ", "_") for domain in DOMAINS}
 FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
                            FluidForecast, IgnitionDelay, IonisationEnergy,
-                           LinkPrediction, CommunityRecovery, EpidemicForecast)
+                           LinkPrediction, CommunityRecovery, EpidemicForecast,
+                           GeneNetworkInference, PottsFitness)
 }
 
 

@@ -1,1 +1,1 @@
-"""Cellular omics: generated families of single-cell and expression tasks."""
+"""Cellular omics families (NatureBench domain "cellular omics")."""

@@ -1,1 +1,1 @@
-"""Protein biology: generated families of sequence-function and structure tasks."""
+"""Protein biology families (NatureBench domain "protein biology")."""

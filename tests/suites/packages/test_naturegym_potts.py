@@ -1,0 +1,128 @@
+"""NatureGym family potts-fitness (protein biology): the Gibbs sampler against exact
+enumeration, the energy against an explicit sum, the independent-site model against
+hand-counted frequencies and a fields-only landscape, the references scored through the
+generated evaluator against SciPy, and a generate + verify-release round."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from typer.testing import CliRunner
+
+from discoverygym.cli import app
+from discoverygym.naturegym.families import get_family
+from discoverygym.naturegym.families.protein_biology import potts_fitness as pf
+from discoverygym.naturegym.metrics import score_outputs
+
+
+def _tiny_model() -> pf.Potts:
+    rng = np.random.default_rng(5)
+    return pf.Potts(rng.normal(0, 1, (3, 3)),
+                    {(0, 1): rng.normal(0, 1.5, (3, 3)), (1, 2): rng.normal(0, 1.5, (3, 3))})
+
+
+def test_energy_is_the_sum_of_fields_and_couplings():
+    model = _tiny_model()
+    s = np.array([2, 0, 1])
+    by_hand = (model.fields[0, 2] + model.fields[1, 0] + model.fields[2, 1]
+               + model.couplings[(0, 1)][2, 0] + model.couplings[(1, 2)][0, 1])
+    assert model.energy(s[None])[0] == pytest.approx(by_hand)
+
+
+def test_gibbs_sampler_matches_the_exact_boltzmann_distribution():
+    model = _tiny_model()
+    states = np.array(list(itertools.product(range(3), repeat=3)))
+    weights = np.exp(model.energy(states))
+    exact = weights / weights.sum()
+    sample = pf.gibbs_sample(np.random.default_rng(0), model, 20_000, sweeps=30)
+    index = sample @ np.array([9, 3, 1])
+    empirical = np.bincount(index, minlength=27) / len(sample)
+    # the binomial standard error is at most 0.0035 per state
+    assert np.max(np.abs(empirical - exact)) < 0.015
+
+
+def test_independent_site_model_is_the_reweighted_pseudocounted_frequency():
+    alignment = np.array([[0, 1], [0, 2], [1, 2], [2, 0]])  # all below 80 % identity
+    assert pf.sequence_weights(alignment).tolist() == [1.0, 1.0, 1.0, 1.0]
+    log_f = pf.independent_site_model(alignment, n_states=3)
+    pseudo = pf.PSEUDOCOUNT * 4 / 3
+    expected_site0 = (np.array([2, 1, 1]) + pseudo) / (4 * (1 + pf.PSEUDOCOUNT))
+    assert np.allclose(np.exp(log_f[0]), expected_site0)
+    # identical sequences share one unit of weight
+    assert pf.sequence_weights(np.array([[0, 1], [0, 1], [2, 2]])).tolist() == [0.5, 0.5, 1.0]
+
+
+def test_independent_site_model_recovers_a_fields_only_landscape():
+    """Without couplings the site-independent model is the true model, so its scores
+    of double mutants rank like the true energy differences."""
+    rng = np.random.default_rng(1)
+    model = pf.Potts(rng.normal(0, 1, (pf.N_SITES, pf.N_STATES)), {})
+    alignment = pf.gibbs_sample(rng, model, 3000, sweeps=2)
+    wildtype = alignment[np.argmax(model.energy(alignment))]
+    variants = pf.double_mutants(rng, wildtype, 200)
+    scores = pf.independent_site_scores(alignment, wildtype, variants)
+    truth = model.energy(variants) - model.energy(wildtype)
+    assert spearmanr(scores, truth)[0] > 0.9
+
+
+def test_variant_names_round_trip_through_the_data_files(tmp_path):
+    draw = get_family("potts-fitness").draw(np.random.default_rng(2))
+    for name, content in draw.data.items():
+        (tmp_path / name).write_bytes(content)
+    alignment, wildtype, names, variants = pf.read_instance(tmp_path)
+    assert alignment.shape == (pf.ALIGNMENT_DEPTH, pf.N_SITES)
+    assert len(set(names)) == pf.N_VARIANTS
+    assert all((v != wildtype).sum() == 2 for v in variants)
+    assert [pf.variant_name(wildtype, v) for v in variants] == names
+
+
+def test_references_score_through_the_evaluator_as_scipy_says(tmp_path):
+    family = get_family("potts-fitness")
+    draw = family.draw(np.random.default_rng(3))
+    scores = score_outputs(family.record_metric(), draw.truth, draw.outputs)
+
+    def column(content: bytes) -> dict[str, float]:
+        rows = content.decode().splitlines()[1:]
+        return {r.split(",")[0]: float(r.split(",")[1]) for r in rows}
+
+    truth = column(draw.truth["fitness.csv"])
+    for role, files in draw.outputs.items():
+        mine = column(files["fitness.csv"])
+        expected = spearmanr([truth[k] for k in truth], [mine[k] for k in truth])[0]
+        assert scores[role] == pytest.approx(expected, abs=1e-12), role
+    # the epistatic truth leaves the site-independent model headroom below the oracle
+    assert scores["oracle"] > 1.2 * scores["sota"] > 0
+    for name, files in draw.outputs.items():
+        assert set(files) == {"fitness.csv"}, name
+    for content in draw.data.values():
+        assert b"independent" not in content
+    (tmp_path / "d").mkdir()
+    for name, content in draw.data.items():
+        (tmp_path / "d" / name).write_bytes(content)
+    assert family.baseline_outputs(tmp_path / "d") == {
+        "fitness.csv": draw.outputs["baseline"]["fitness.csv"]}
+    no_science = score_outputs(family.record_metric(), draw.truth,
+                               family.no_science_outputs(tmp_path / "d"))
+    assert set(no_science) == {"constant", "nearest-neighbour", "mutation-count"}
+    assert all(value < scores["sota"] for value in no_science.values())
+
+
+@pytest.mark.slow
+def test_generates_one_package_and_verifies_it_byte_for_byte(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "release"
+    result = runner.invoke(app, ["package", "generate", "potts-fitness", "--count", "1",
+                                 "--out", str(out), "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    problem = next(out.glob("ng-*/problem"))
+    assert (problem / "data" / "case_dev" / "alignment.fasta").is_file()
+    text = "".join(p.read_text(errors="replace") for p in problem.rglob("*") if p.is_file()
+                   and p.suffix in {".md", ".txt", ".json"})
+    assert "independent_site" not in text and "Hopf" not in text
+    verified = runner.invoke(app, ["package", "verify-release", str(out)])
+    assert verified.exit_code == 0, verified.output
+    assert Path(out / "release.json").is_file()
