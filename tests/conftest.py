@@ -15,6 +15,16 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.pop(_name, None)
 
 
+# Test modules register the toy suite as a plugin for worker processes
+# (toy_suite.install() sets DISCOVERYGYM_PLUGINS when the module is collected), so every
+# subprocess a test starts inherits that variable; with the tests' folder on its
+# PYTHONPATH the plugin imports there too, whichever modules a worker collected.
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+if _TESTS not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH"), _TESTS) if p)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     cache = os.environ.get("DISCOVERYGYM_TEST_CACHE") or str(tmp_path_factory.mktemp("dgcache"))

@@ -263,12 +263,12 @@ def test_spending_past_the_limit_through_the_gym_door_is_refused_and_recorded():
         {"kind": "submissions", "limit": 1, "spent": 1}]
 
 
-def test_the_readme_example_is_the_first_golden_record():
-    """The README's usage example is the first golden record's, value for value."""
+def test_the_docs_example_is_the_first_golden_record():
+    """The usage example of docs/running.md is the first golden record's, value for value."""
 
     root = REPO
-    readme = (root / "README.md").read_text()
-    section = readme[readme.index("### Budgets: what an episode was allowed"):]
+    readme = (root / "docs" / "running.md").read_text()
+    section = readme[readme.index("## Budgets: what an episode was allowed"):]
     block = section[section.index("```json") + len("```json"):]
     shown = json.loads(block[:block.index("```")])
     golden = json.loads((root / "tests" / "data" / "golden_records.json").read_text())[0]

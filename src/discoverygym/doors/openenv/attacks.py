@@ -100,7 +100,12 @@ def capacity_attacks(target: AuditTarget) -> list[Outcome]:
 
 
 def _openenv_installed(target: AuditTarget) -> bool:
-    return importlib.util.find_spec("openenv") is not None
+    """Whether the OpenEnv package itself is importable: `openenv.core`, not a folder
+    called `openenv` that happens to be on sys.path (a test tree's, as a namespace)."""
+    try:
+        return importlib.util.find_spec("openenv.core") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 ATTACKS = (
