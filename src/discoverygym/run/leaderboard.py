@@ -196,6 +196,10 @@ def choose_columns(rows: list[dict[str, Any]], by: list[str], columns: str | Non
     return [{k: r[k] for k in keep if k in r} for r in rows]
 
 
+#: The widest a name column grows to hold its longest word before that word folds.
+NAME_WIDTH_MAX = 16
+
+
 def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> Any:
     """The leaderboard as a Rich table that fits `width` columns. Names (the group keys)
     fold onto more lines instead of ending in "…"; figures keep their full width (a
@@ -216,9 +220,10 @@ def terminal_table(rows: list[dict[str, Any]], keys: list[str], width: int) -> A
         return {i: max([*(len(line) for line in header[i].splitlines()),
                         *(len(row[i]) for row in cells)]) for i in header}
 
-    # A name folds at its spaces only: its column is as wide as its longest word (a
-    # folded "gravi" / "ty" misreads), up to 24 characters.
-    name_width = {i: min(24, max(len(w) for w in [cols[i], *(word for row in cells
+    # A name folds at its spaces: its column is as wide as its longest word (a folded
+    # "gravi" / "ty" misreads), up to 16 characters, so that a long model name without
+    # spaces folds instead of pushing the figures off an 80-column table.
+    name_width = {i: min(NAME_WIDTH_MAX, max(len(w) for w in [cols[i], *(word for row in cells
                                                              for word in row[i].split())]))
                   for i in names}
 

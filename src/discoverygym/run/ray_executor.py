@@ -15,8 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .errors import ExecutorLost
-from .executors import play_group, units_of
-from .job import Job
+from .job import Job, play_group, units_of
 
 # Retries cover lost workers/nodes (system failures); an exception inside an episode
 # is already turned into a record by the job, so application errors are not retried.
