@@ -383,3 +383,16 @@ def test_an_infrastructure_failure_retried_on_resume_gives_way(keyed, tmp_path):
     # a real record never gives way: the same record twice is a duplicate
     _write_records(run, [first, first, second])
     _rejected(_verify(run, keyed), run, "a second record of the episode")
+
+
+def test_verify_rows_name_the_options_that_tell_episodes_apart():
+    """Issue #36: two mad records of one task in different worlds read alike in verify's
+    table; each row names its options."""
+    from discoverygym.run.verify import _name
+
+    a = {"suite": "mad", "task_id": "predict", "seed": 0,
+         "options": {"world": "classical", "law": "normal"}}
+    b = {**a, "options": {"world": "fluid", "law": "normal"}}
+    assert _name(a) != _name(b)
+    assert _name(a) == "mad/predict seed=0 law=normal world=classical"
+    assert _name({**a, "options": "not a dict"}) == "mad/predict seed=0"

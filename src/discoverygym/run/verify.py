@@ -315,14 +315,22 @@ def _identity(record: dict[str, Any]) -> tuple[str, int] | None:
         return None
 
 
+def _options_text(options: Any) -> str:
+    """` world=A law=x ...`: the options that tell two episodes of one task apart (a
+    row without them reads like its neighbours), as plain text, in key order."""
+    if not isinstance(options, dict) or not options:
+        return ""
+    return "".join(f" {k}={v if isinstance(v, (str, int, float, bool)) else json.dumps(v, default=str)}"
+                   for k, v in sorted(options.items(), key=lambda kv: str(kv[0])))
+
+
 def _name(record: dict[str, Any]) -> str:
-    return clip(f"{record.get('suite')}/{record.get('task_id')} seed={record.get('seed')}", 120)
+    return clip(f"{record.get('suite')}/{record.get('task_id')} seed={record.get('seed')}"
+                + _options_text(record.get("options")), 160)
 
 
 def _spec_name(spec: EpisodeSpec, epoch: int, plan: dict[str, Any]) -> str:
-    name = f"{spec.suite}/{spec.task_id} seed={spec.seed}"
-    if spec.options:
-        name += " " + json.dumps(spec.options, sort_keys=True, default=str)
+    name = f"{spec.suite}/{spec.task_id} seed={spec.seed}" + _options_text(spec.options)
     if int(plan.get("epochs", 1)) > 1:
         name += f" epoch={epoch}"
     return clip(name, 160)
