@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 from typer.testing import CliRunner
 
 from discoverygym.cli import app
-from discoverygym.core.extras import missing_module_message
 
 
 def _invoke(args, **kwargs):
@@ -42,14 +40,32 @@ def test_package_check_names_the_sota_value_whole(tmp_path):
     assert "'run_by': 'T has" not in result.output
 
 
-def test_rl_eval_without_verifiers_asks_for_the_rl_extra(monkeypatch):
+#: In a process of its own: hiding httpx from this process would also break any import
+#: of Inspect (and its entry points' registration) that happened during the test.
+_BARE_RL_EVAL = """
+import importlib.util, json, sys
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name == "verifiers" else real(name, *a)
+sys.modules["httpx"] = None  # a bare install has no httpx either
+from typer.testing import CliRunner
+from discoverygym.cli import app
+from discoverygym.core.extras import missing_module_message
+result = CliRunner().invoke(app, ["rl", "eval", "gravity", "--model", "m", "--base-url",
+                                  "http://127.0.0.1:9/v1"], env={"COLUMNS": "300"})
+print(json.dumps({"import_error": isinstance(result.exception, ImportError),
+                  "message": missing_module_message(result.exception)
+                  if isinstance(result.exception, ImportError) else result.output}))
+"""
+
+
+def test_rl_eval_without_verifiers_asks_for_the_rl_extra():
     """Before: a bare install missed httpx first and asked for [server]."""
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "verifiers" else real(name, *a))
-    monkeypatch.setitem(sys.modules, "httpx", None)  # a bare install has no httpx either
-    result = _invoke(["rl", "eval", "gravity", "--model", "m", "--base-url",
-                      "http://127.0.0.1:9/v1"])
-    assert isinstance(result.exception, ImportError), result.output
-    message = missing_module_message(result.exception)
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _BARE_RL_EVAL], capture_output=True,
+                          text=True, timeout=300)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["import_error"], result
+    message = result["message"]
     assert "[rl]" in message and "[server]" not in message

@@ -94,6 +94,11 @@ def test_malformed_calls_through_the_entry_point(tmp_path):
     """`inspect eval discoverygym/gravity` (the registered task) with bad tool calls."""
     from inspect_ai import eval as inspect_eval
 
+    # The entry point's module, imported here: Inspect loads entry points once per
+    # process, and a test before this one in the same worker may have had that load
+    # fail (a plugin variable or a hidden module of its own at the time).
+    import discoverygym.doors.inspect._registry  # noqa: F401
+
     [log] = inspect_eval("discoverygym/gravity", model="discoverygym/malformed",
                          task_args={"tasks": "period", "worlds": "A",
                                     "protocol": "budget-obs-100"},
