@@ -63,7 +63,11 @@ def _mcp(record: Path) -> dict[str, Any]:
 def _inspect(log_dir: Path) -> dict[str, Any]:
     from inspect_ai import eval as inspect_eval
 
-    [log] = inspect_eval("discoverygym/toy", model="discoverygym/parity", limit=1,
+    from discoverygym.doors.inspect.task import suite_task
+
+    # The Task, not its name: when Inspect loaded our entry point in this process decides
+    # whether the name "discoverygym/toy" exists (toy is a test plugin).
+    [log] = inspect_eval(suite_task("toy"), model="discoverygym/parity", limit=1,
                          log_dir=str(log_dir), display="none")
     assert log.status == "success", log.error
     [sample] = log.samples

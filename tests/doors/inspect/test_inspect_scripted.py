@@ -323,7 +323,12 @@ def test_hostile_arguments_through_inspect_are_short_free_errors(tmp_path):
     the valid answer that follows ends the episode in a record."""
     from inspect_ai import eval as inspect_eval
 
-    [log] = inspect_eval("discoverygym/toy", model="discoverygym/hostile", limit=1,
+    from discoverygym.doors.inspect.task import suite_task
+
+    # The Task itself, not its registered name: a name lookup depends on when in this
+    # process Inspect loaded our entry point, relative to toy_suite.install()
+    # (the lookup by name has a test of its own, in a fresh process).
+    [log] = inspect_eval(suite_task("toy"), model="discoverygym/hostile", limit=1,
                          log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
