@@ -27,6 +27,14 @@ MISTAKES = [
     ["run", "tpbench", "--agent", "nobody"],
     ["run", "tpbench", "--agent", "reference", "--agnet", "x"],
     ["run", "packages", "--agent", "baseline", "--seeds", "zero"],
+    # the suites whose own modules load REBOUND, SciPy or JAX
+    ["run", "gravity", "--agent", "expert-adaptiv"],
+    ["run", "stargazer", "--agent", "clasical"],
+    ["run", "mad", "--agent", "newtonain"],
+    ["run", "mad", "--agent", "newtonian", "--seeds", "zero"],
+    ["run", "gravity", "--agent", "expert-adaptive", "--protocl", "full-obs"],
+    ["run", "mad", "--agent", "newtonian", "--lwa", "x"],
+    ["run", "stargazer", "--agent", "classical", "--teir", "1"],
 ]
 
 PROBE = """
@@ -80,3 +88,24 @@ def test_an_unknown_agent_names_the_closest():
     result = CliRunner().invoke(app, ["run", "tpbench", "--agent", "referense"],
                                 env={"COLUMNS": "300"})
     assert result.exit_code == 1 and "Did you mean reference?" in result.output
+
+
+def test_each_rows_declared_options_are_the_suites_own():
+    """The registry row's option names (checked before the suite loads) and the suite's
+    run_options (which parse the values) are the same list, so neither refuses what the
+    other takes."""
+    from discoverygym.core import SUITES, get_suite, load_plugins
+
+    load_plugins()
+    declared = {name: entry.options for name, entry in SUITES.items()
+                if entry.options is not None}
+    assert {"gravity", "mad", "stargazer", "tpbench", "packages"} <= set(declared)
+    for name, options in declared.items():
+        assert options == tuple(o.name for o in get_suite(name).run_options), name
+
+
+def test_a_mistyped_option_of_a_heavy_suite_names_the_closest():
+    result = CliRunner().invoke(app, ["run", "mad", "--agent", "newtonian", "--lwa", "x"],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 1
+    assert "Suite 'mad' has no option --lwa. Did you mean --law?" in result.output

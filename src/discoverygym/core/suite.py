@@ -246,22 +246,41 @@ class Suite(ABC):
         """Parse command-line strings into typed options; reject unknown names, naming
         the closest of the suite's options and the command's own (`command_options`)."""
         known = {opt.name: opt for opt in self.run_options}
-        parsed: dict[str, Any] = {}
-        for key, value in raw.items():
-            name = key.replace("-", "_")
-            if name not in known and name in RETIRED_OPTIONS:
-                raise UnknownName(RETIRED_OPTIONS[name])
-            if name not in known:
-                allowed = ", ".join("--" + o.name.replace("_", "-") for o in self.run_options)
-                flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
-                close = difflib.get_close_matches("--" + key, flags, n=1, cutoff=0.6)
-                hint = f" Did you mean {close[0]}?" if close else ""
-                own = ", ".join("--" + n.replace("_", "-") for n in command_options)
-                raise UnknownName(f"Suite '{self.name}' has no option --{key}.{hint} "
-                                  f"Options: {allowed or 'none'}"
-                                  f"{f'; the command also takes {own}' if own else ''}.")
-            parsed[name] = known[name].parse(value)
-        return parsed
+        check_option_names(self.name, raw, tuple(known), command_options)
+        return {key.replace("-", "_"): known[key.replace("-", "_")].parse(value)
+                for key, value in raw.items()}
+
+
+def check_option_names(suite: str, raw: Iterable[str], known: Iterable[str],
+                       command_options: Iterable[str] = ()) -> None:
+    """Refuse the first name in `raw` that is not one of `known` (a suite's run options),
+    naming the closest of them and of the command's own options."""
+    known = tuple(known)
+    command_options = tuple(command_options)
+    for key in raw:
+        name = key.replace("-", "_")
+        if name in known:
+            continue
+        if name in RETIRED_OPTIONS:
+            raise UnknownName(RETIRED_OPTIONS[name])
+        allowed = ", ".join("--" + n.replace("_", "-") for n in known)
+        flags = ["--" + n.replace("_", "-") for n in (*known, *command_options)]
+        close = difflib.get_close_matches("--" + key, flags, n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        own = ", ".join("--" + n.replace("_", "-") for n in command_options)
+        raise UnknownName(f"Suite '{suite}' has no option --{key}.{hint} "
+                          f"Options: {allowed or 'none'}"
+                          f"{f'; the command also takes {own}' if own else ''}.")
+
+
+def check_declared_option_names(suite: str, raw: Iterable[str],
+                                command_options: Iterable[str] = ()) -> None:
+    """`check_option_names` from the registry row alone, before the suite imports; a
+    suite whose row declares no options is checked later, by its own `parse_options`."""
+    load_plugins()
+    entry = SUITES.get(suite)
+    if entry is not None and entry.options is not None:
+        check_option_names(suite, raw, entry.options, command_options)
 
 
 #: Options that are gone, and what replaced them (said in one line when given).
@@ -308,7 +327,10 @@ class SuiteEntry:
     sub-commands of its own, its typer app ("module:app") mounted as `discoverygym
     <cli_name>`; the module holding its scripted agents (`AGENTS`, `CALIBRATION`;
     see `agent_table`); and, if it has one, its scripted expert for the model doors
-    ("module:attr", a `core.conversation.ScriptedExpert`)."""
+    ("module:attr", a `core.conversation.ScriptedExpert`); and its run options' names,
+    where it declares them, so that a mistyped option is refused before the suite's
+    modules load (the suite's own `run_options` must name the same ones: a test holds
+    them together)."""
 
     path: str
     gym_name: str
@@ -316,6 +338,7 @@ class SuiteEntry:
     cli_name: str | None = None
     agents: str | None = None
     conversation_expert: str | None = None
+    options: tuple[str, ...] | None = None
 
 
 #: The package where the built-in suites declare their rows (its `ENTRIES`, each suite's

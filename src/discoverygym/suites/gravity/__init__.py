@@ -6,6 +6,8 @@ from ...core.suite import SuiteEntry, lazy_exports
 NAME = "gravity"
 ENTRY = SuiteEntry("discoverygym.suites.gravity:GravitySuite", "Gravity",
                    agents="discoverygym.suites.gravity.baselines",
+                   options=("protocol", "tasks", "worlds", "world_seed", "world_seeds",
+                            "setup"),
                    conversation_expert=("discoverygym.suites.gravity.baselines."
                                         "conversation:EXPERT"))
 

@@ -19,7 +19,10 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 #: The suite's row in the registry, listed in discoverygym.suites.ENTRIES under NAME.
 NAME = "mad"
 ENTRY = SuiteEntry("discoverygym.suites.mad:MadSuite", "Mad",
-                   agents="discoverygym.suites.mad.baselines")
+                   agents="discoverygym.suites.mad.baselines",
+                   options=("world", "law", "variant", "trials", "protocol", "n_particles", "dim",
+                            "inertia_decay", "t_max", "query_horizon", "resolution",
+                            "initial_state"))
 
 # The suite's classes load on first use, so that reading the row stays cheap.
 __getattr__ = lazy_exports(__name__, {"MadSuite": ".suite", "resolve_protocol": ".suite"})

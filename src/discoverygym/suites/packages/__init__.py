@@ -8,7 +8,8 @@ NAME = "packages"
 ENTRY = SuiteEntry("discoverygym.suites.packages:PackagesSuite", "Packages",
                    cli="discoverygym.suites.packages.cli:package_app",
                    cli_name="package",
-                   agents="discoverygym.suites.packages.baselines")
+                   agents="discoverygym.suites.packages.baselines",
+                   options=("packages", "task", "time_limit_s", "protocol", "environment"))
 
 # The suite's classes load on first use, so that reading the row stays cheap.
 __getattr__ = lazy_exports(__name__, {"PackagesSuite": ".suite"})

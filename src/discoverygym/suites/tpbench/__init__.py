@@ -11,7 +11,8 @@ NAME = "tpbench"
 ENTRY = SuiteEntry("discoverygym.suites.tpbench:TPBenchSuite", "TPBench",
                    cli="discoverygym.suites.tpbench.cli:tpbench_app",
                    cli_name="tpbench",
-                   agents="discoverygym.suites.tpbench.baselines")
+                   agents="discoverygym.suites.tpbench.baselines",
+                   options=("level", "domain", "problems"))
 
 # The suite's classes load on first use, so that reading the row stays cheap.
 __getattr__ = lazy_exports(__name__, {"TPBenchSuite": ".suite", "parse_levels": ".suite",

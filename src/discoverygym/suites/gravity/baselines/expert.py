@@ -25,11 +25,6 @@ from .kepler_model import ModelSolution
 from .measurements import POSITION_COLUMNS, Track, track_from_table
 from .numeric import NumericSolution
 
-AGENTS = {
-    "expert-full": "discoverygym.suites.gravity.baselines.expert:ExpertFull",
-    "expert-uniform": "discoverygym.suites.gravity.baselines.expert:ExpertUniform",
-    "expert-adaptive": "discoverygym.suites.gravity.baselines.expert:ExpertAdaptive",
-}
 
 # Tasks whose answer needs velocities along the whole window (drag, conservation).
 ANGULAR_MOMENTUM_TASKS = {"linear_drag", "virial_theorem"}
@@ -242,4 +237,4 @@ def _rows_of(track: Track, briefing: Briefing, times_disp: np.ndarray) -> np.nda
     return np.unique(idx[np.isclose(track.time_s[idx], wanted, rtol=1e-12, atol=0)])
 
 
-__all__ = ["AGENTS", "ExpertAdaptive", "ExpertFull", "ExpertUniform", "POSITION_COLUMNS"]
+__all__ = ["ExpertAdaptive", "ExpertFull", "ExpertUniform", "POSITION_COLUMNS"]

@@ -32,7 +32,6 @@ import numpy as np
 
 from ....core import EpisodeView
 from ..classical_fit import fit_newtonian, inverse_square_kernel  # noqa: F401 - public here too
-from .fluid_quantum import AGENTS as FLUID_QUANTUM_AGENTS
 from .fluid_quantum import TrialBaseline, require_world
 
 FIDELITY_COST = {"high": 10.0, "medium": 5.0, "low": 2.0}
@@ -224,11 +223,3 @@ class Newtonian(Baseline):
                 start=int(round(t_start / dt))).tolist()
 
 
-# Every baseline of the suite, whatever its world (the runner looks agents up per suite):
-# classical here, fluid and quantum in mad_fluid_quantum. Each refuses other worlds.
-AGENTS = {
-    "last-seen": "discoverygym.suites.mad.baselines.classical:LastSeen",
-    "ballistic": "discoverygym.suites.mad.baselines.classical:Ballistic",
-    "newtonian": "discoverygym.suites.mad.baselines.classical:Newtonian",
-    **FLUID_QUANTUM_AGENTS,
-}

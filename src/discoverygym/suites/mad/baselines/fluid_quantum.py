@@ -331,10 +331,3 @@ class QuantumSchrodinger(TrialBaseline):
         view.call("predict", {"predictions": predictions})
 
 
-AGENTS = {
-    "persistence": "discoverygym.suites.mad.baselines.fluid_quantum:FluidPersistence",
-    "navier-stokes": "discoverygym.suites.mad.baselines.fluid_quantum:FluidNavierStokes",
-    "uniform": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumUniform",
-    "empirical": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumEmpirical",
-    "schrodinger": "discoverygym.suites.mad.baselines.fluid_quantum:QuantumSchrodinger",
-}

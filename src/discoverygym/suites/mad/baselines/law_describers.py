@@ -83,5 +83,3 @@ class LawTrue:
         raise RuntimeError("law-true needs the episode itself (privileged agent)")
 
 
-AGENTS = {"law-normal": "discoverygym.suites.mad.baselines.law_describers:LawNormal",
-          "law-true": "discoverygym.suites.mad.baselines.law_describers:LawTrue"}

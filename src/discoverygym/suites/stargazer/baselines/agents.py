@@ -30,16 +30,6 @@ from ....physics.rv_fit import (
 )
 from .nested import LN_Z_GAIN, evidence, select_count
 
-AGENTS = {
-    "classical": "discoverygym.suites.stargazer.baselines.agents:ClassicalAgent",
-    "nested": "discoverygym.suites.stargazer.baselines.agents:NestedSamplingAgent",
-    # privileged calibration agent of the suite (submits the hidden truth)
-    "oracle": "discoverygym.suites.stargazer.oracle:Oracle",
-    # trivial agents: answers that ignore the data (calibration: they must fail)
-    "no-planet": "discoverygym.suites.stargazer.baselines.trivial:NoPlanetAgent",
-    "prompt-guess": "discoverygym.suites.stargazer.baselines.trivial:PromptGuessAgent",
-}
-
 
 def search_settings(workspace: dict[str, Any], data: RVData) -> SearchSettings:
     """Search settings for a task: periods from 1 day (0.5 day for real data, which may
