@@ -13,6 +13,8 @@ average before and after, so a figure is never read without the load it ran unde
     python bench/whole_platform.py --all-roles --json platform-all.json
     python bench/whole_platform.py --executor ray --address 127.0.0.1:6379
     python bench/whole_platform.py --all-roles --suite-args "mad quantum=--seeds 0"
+    python bench/whole_platform.py --against 0f73b85 --workers 2 --json against.json
+    python bench/whole_platform.py --keyed --suites gravity,mad --json keyed.json
     python bench/whole_platform.py --write-readme
 
 `--suite-args LABEL=ARGS` adds `discoverygym run` arguments for one suite (a smaller
@@ -21,6 +23,16 @@ records there (to compare records before and after a change). `--write-readme`
 rewrites every table of README_TABLES between docs/scale.md's
 `<!-- whole-platform:NAME:begin -->` and `<!-- whole-platform:NAME:end -->` markers from
 its committed JSON files; `--check-readme` exits 1 if one differs.
+
+`--against REV` times git revision REV beside this tree on the same machine in the same
+session: REV's `src/` is extracted (`git archive`) to a side folder and run by this
+environment's interpreter and libraries (PYTHONPATH first, so the figures compare the
+code, not library versions). The two alternate (this, REV, REV, this, ... over
+`--rounds`), every run from an empty cache (a fresh `DISCOVERYGYM_CACHE`); it prints
+each suite's median wall and CPU seconds on both sides, the ratios REV / this (above 1:
+this tree is faster), and how the records differ (passed, score at 1e-9 relative).
+`--keyed` runs each suite once unkeyed and once with a fresh key (every draw its own),
+both from an empty cache, and prints the ratio keyed / unkeyed.
 
 (Not `bench/platform.py`: a script's folder comes first on `sys.path`, so that name
 would hide the standard library's `platform` from every script in bench/.)
@@ -46,6 +58,7 @@ from pathlib import Path
 
 import psutil
 
+import revisions
 from discoverygym.report.markers import replace_block
 
 # (label, suite, suite options, headline agent): the README's baselines table.
@@ -68,6 +81,7 @@ README_TABLES = {
     "quantum-grouping": ["bench/results/whole_platform_quantum_grouping_before.json",
                          "bench/results/whole_platform_quantum_grouping_after.json"],
     "all-roles": ["bench/results/whole_platform_all_roles_w2.json"],
+    "keyed": ["bench/results/whole_platform_keyed_w2.json"],
     "scale": ["bench/results/whole_platform_scale_w1.json",
               "bench/results/whole_platform_scale_w2.json",
               "bench/results/whole_platform_scale_ray2.json"],
@@ -156,9 +170,15 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def run_dir(scratch: Path, suite: str, options: list[str], agent: str, tag: str = "") -> Path:
+    return scratch / (f"{suite}-{'-'.join(o.lstrip('-') for o in options) or 'default'}-"
+                      f"{agent}{tag}")
+
+
 def run_one(label: str, suite: str, options: list[str], agent: str, roles: list[str],
-            executor_args: list[str], scratch: Path) -> Figure:
-    out = scratch / f"{suite}-{'-'.join(o.lstrip('-') for o in options) or 'default'}-{agent}"
+            executor_args: list[str], scratch: Path, env: dict[str, str] | None = None,
+            tag: str = "") -> Figure:
+    out = run_dir(scratch, suite, options, agent, tag)
     cli = shutil.which("discoverygym") or str(Path(sys.executable).parent / "discoverygym")
     command = [cli, "run", suite, *options, "--agent", agent, *executor_args,
                "--out", str(out), "--quiet"]
@@ -169,7 +189,8 @@ def run_one(label: str, suite: str, options: list[str], agent: str, roles: list[
     # the run's own output is not the benchmark's: it goes to a log beside the records
     log = scratch / f"{out.name}.log"
     with log.open("w") as sink:
-        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})})
         with TreeSampler(proc.pid) as sampler:
             try:
                 figure.exit_status = proc.wait(timeout=RUN_TIMEOUT_S)
@@ -278,9 +299,69 @@ def parse_suite_args(values: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def machine_line(result: dict) -> str:
+    m = result["machine"]
+    return (f"{m['cpu_count']} CPUs ({m['cpu_model'] or 'unknown model'}), "
+            f"{m['memory_gb']} GB, Python {m['python']}; {setup(result)}; load average "
+            f"(1, 5, 15 min) {', '.join(map(str, result['loadavg_before']))} before, "
+            f"{', '.join(map(str, result['loadavg_after']))} after"
+            + ("" if result.get("complete", True) else "; INCOMPLETE (cut short)") + ".")
+
+
+def _ratio_cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def against_markdown(result: dict) -> str:
+    """The table of an `--against` run: medians of both sides, ratios REV / this, and
+    how the records differ."""
+    rev = result["against"]
+    name = f"`{rev['rev']}` ({rev['commit'][:10]})"
+    lines = [machine_line(result) + f" {rev['rounds']} round(s) per side, alternating, "
+             "each from an empty cache; medians.", "",
+             f"| suite | agent | episodes | this tree: wall s / CPU s | {name}: wall s / "
+             "CPU s | wall ratio | CPU ratio | records (passed / score differ) |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    for f in result["suites"]:
+        rec = f["records"]
+        records = (f"{rec['matched']} matched: {rec['passed_differ']} / "
+                   f"{rec['score_differ']}" + (f"; unmatched {rec['only_this']} / "
+                                               f"{rec['only_rev']}"
+                                               if rec["only_this"] or rec["only_rev"]
+                                               else ""))
+        lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
+                     f"{f['this']['wall_s']:.0f} / {f['this']['cpu_s']:.0f} | "
+                     f"{f['rev']['wall_s']:.0f} / {f['rev']['cpu_s']:.0f} | "
+                     f"{_ratio_cell(f['wall_ratio'])} | {_ratio_cell(f['cpu_ratio'])} | "
+                     f"{records} |")
+    t = result["total"]
+    lines.append(f"| **total** | | | **{t['this']['wall_s']:.0f}** / {t['this']['cpu_s']:.0f} "
+                 f"| **{t['rev']['wall_s']:.0f}** / {t['rev']['cpu_s']:.0f} | "
+                 f"**{_ratio_cell(t['wall_ratio'])}** | **{_ratio_cell(t['cpu_ratio'])}** | |")
+    return "\n".join(lines)
+
+
+def keyed_markdown(result: dict) -> str:
+    """The table of a `--keyed` run: unkeyed and keyed medians, ratio keyed / unkeyed."""
+    lines = [machine_line(result) + f" {result['keyed']['rounds']} round(s) per side, "
+             "alternating, each from an empty cache; medians.", "",
+             "| suite | agent | episodes | unkeyed: wall s / CPU s | keyed: wall s / CPU s "
+             "| wall ratio | CPU ratio |", "|---|---|---:|---:|---:|---:|---:|"]
+    for f in result["suites"]:
+        lines.append(f"| {f['label']} | `{f['agent']}` | {f['episodes']} | "
+                     f"{f['unkeyed']['wall_s']:.0f} / {f['unkeyed']['cpu_s']:.0f} | "
+                     f"{f['keyed']['wall_s']:.0f} / {f['keyed']['cpu_s']:.0f} | "
+                     f"{_ratio_cell(f['wall_ratio'])} | {_ratio_cell(f['cpu_ratio'])} |")
+    return "\n".join(lines)
+
+
 def render(paths: list[Path]) -> str:
     """The markdown of one --json file, or of several side by side."""
     results = [json.loads(path.read_text()) for path in paths]
+    if len(results) == 1 and "against" in results[0]:
+        return against_markdown(results[0])
+    if len(results) == 1 and "keyed" in results[0]:
+        return keyed_markdown(results[0])
     if len(results) == 1:
         return markdown(results[0])
     return comparison(results, [path.stem.removeprefix("whole_platform_") for path in paths])
@@ -292,6 +373,64 @@ def readme_with_tables(content: str) -> str:
         content = replace_block(content, f"whole-platform:{name}",
                                 render([ROOT / f for f in files]))
     return content
+
+
+def paired(plan: list, executor_args: list[str], scratch: Path, rounds: int,
+            sides: dict[str, dict[str, str]], extra_args: dict[str, list[str]],
+            compare: bool, on_suite) -> list[dict]:
+    """Each suite of `plan` run on both `sides` (name -> environment overrides, the first
+    side is "this" of `revisions.order`), alternating over `rounds`, each run from an
+    empty cache; per side the medians, per suite the ratio second / first."""
+    first, second = list(sides)
+    out = []
+    for label, suite, options, agent, roles in plan:
+        options = [*options, *extra_args.get(label, []),
+                   *(extra_args.get(suite, []) if suite != label else [])]
+        runs_of: dict[str, list[Figure]] = {first: [], second: []}
+        for i, which in enumerate(revisions.order(rounds)):
+            side = first if which == "this" else second
+            cache = scratch / f"cache-{label.replace(' ', '-')}-{side}-{i}"
+            env = revisions.run_env(None, cache) | sides[side]
+            figure = run_one(label, suite, options, agent, roles, executor_args, scratch,
+                             env=env, tag=f"-{side}-{i}")
+            shutil.rmtree(cache, ignore_errors=True)
+            runs_of[side].append(figure)
+            print(f"# {label} {agent} [{side}]: {figure.episodes} episodes in "
+                  f"{figure.wall_s} s, {figure.cpu_s} CPU s", file=sys.stderr, flush=True)
+        row: dict = {"label": label, "agent": agent,
+                     "episodes": runs_of[first][0].episodes, "plan_args": options}
+        for side, figures in runs_of.items():
+            row[side] = {"wall_s": median([f.wall_s for f in figures]),
+                         "cpu_s": median([f.cpu_s for f in figures]),
+                         "runs_wall_s": [f.wall_s for f in figures],
+                         "runs_cpu_s": [f.cpu_s for f in figures],
+                         "passed": [f.passed for f in figures],
+                         "errors": [f.error for f in figures if f.error]}
+        row["wall_ratio"] = revisions.ratio(row[second]["wall_s"], row[first]["wall_s"])
+        row["cpu_ratio"] = revisions.ratio(row[second]["cpu_s"], row[first]["cpu_s"])
+        if compare:  # the first run of each side
+            sequence = revisions.order(rounds)
+            first_dir, second_dir = (
+                run_dir(scratch, suite, options, agent, f"-{side}-{sequence.index(which)}")
+                for side, which in ((first, "this"), (second, "rev")))
+            row["records"] = revisions.compare_records(first_dir / "records.jsonl",
+                                                       second_dir / "records.jsonl")
+        out.append(row)
+        on_suite(out)
+    return out
+
+
+def median(values: list[float]) -> float:
+    return revisions.median(values)
+
+
+def totals(rows: list[dict], first: str, second: str) -> dict:
+    total = {side: {"wall_s": round(sum(r[side]["wall_s"] for r in rows), 2),
+                    "cpu_s": round(sum(r[side]["cpu_s"] for r in rows), 2)}
+             for side in (first, second)}
+    total["wall_ratio"] = revisions.ratio(total[second]["wall_s"], total[first]["wall_s"])
+    total["cpu_ratio"] = revisions.ratio(total[second]["cpu_s"], total[first]["cpu_s"])
+    return total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,6 +449,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep each run's directory (records) here (default: a "
                         "temporary folder, removed)")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--against", metavar="REV",
+                        help="also run git revision REV (its src/, this environment's "
+                        "libraries), alternating, each run from an empty cache; print "
+                        "the ratios REV / this tree and how the records differ")
+    parser.add_argument("--keyed", action="store_true",
+                        help="run each suite unkeyed and with a fresh key, alternating, "
+                        "each from an empty cache; print the ratios keyed / unkeyed")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --against or --keyed: runs per side (medians)")
     parser.add_argument("--markdown-from", type=Path, metavar="JSON", nargs="+",
                         help="print the markdown table of an earlier --json file (of "
                         "several: their wall times side by side) and exit")
@@ -351,6 +499,14 @@ def main(argv: list[str] | None = None) -> int:
     executor_args = ["--executor", args.executor, "--workers", str(args.workers)]
     if args.address:
         executor_args += ["--address", args.address]
+    if args.against or args.keyed:
+        if args.against and args.keyed:
+            print("error: give --against or --keyed, not both", file=sys.stderr)
+            return 1
+        if args.rounds < 1:
+            print("error: --rounds must be at least 1", file=sys.stderr)
+            return 1
+        return compare_main(args, plan, executor_args, extra_args)
 
     load_before = os.getloadavg()
     start = time.perf_counter()
@@ -395,6 +551,70 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(final, indent=2) + "\n")
     return 1 if any(f.error for f in figures) else 0
+
+
+def compare_main(args: argparse.Namespace, plan: list, executor_args: list[str],
+                 extra_args: dict[str, list[str]]) -> int:
+    """`--against REV` or `--keyed`: both sides of each suite, medians and ratios."""
+    load_before = os.getloadavg()
+    with contextlib.ExitStack() as stack:
+        if args.runs_dir:
+            args.runs_dir.mkdir(parents=True, exist_ok=True)
+            scratch = args.runs_dir
+        else:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
+        header: dict = {"executor": args.executor, "workers": args.workers,
+                        "address": args.address, "suite_args": extra_args,
+                        "loadavg_before": [round(x, 2) for x in load_before],
+                        "machine": machine()}
+        if args.against:
+            try:
+                commit = revisions.resolve(ROOT, args.against)
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            src = revisions.side_tree(ROOT, commit, scratch)
+            side_env = revisions.run_env(src, scratch / "unused-cache")
+            side_env.pop("DISCOVERYGYM_CACHE")
+            found = revisions.imported_from(side_env)
+            if found != src.resolve():
+                print(f"error: the side tree is not what runs ({found})", file=sys.stderr)
+                return 1
+            header["against"] = {"rev": args.against, "commit": commit, "rounds": args.rounds}
+            sides, compare = {"this": {}, "rev": side_env}, True
+        else:
+            key = scratch / "bench.key"
+            if not key.exists():
+                cli = shutil.which("discoverygym") or str(Path(sys.executable).parent /
+                                                          "discoverygym")
+                subprocess.run([cli, "key", "new", "--out", str(key)], check=True,
+                               capture_output=True)
+            header["keyed"] = {"rounds": args.rounds}
+            executor_keyed = {"DISCOVERYGYM_KEY_FILE": str(key)}
+            sides, compare = {"unkeyed": {}, "keyed": executor_keyed}, False
+        first, second = list(sides)
+
+        def result(rows: list[dict], complete: bool) -> dict:
+            return {**header, "complete": complete,
+                    "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                    "suites": rows, "total": totals(rows, first, second)}
+
+        def checkpoint(rows: list[dict]) -> None:
+            if args.json:
+                args.json.write_text(json.dumps(result(rows, False), indent=2) + "\n")
+
+        rows = paired(plan, executor_args, scratch, args.rounds, sides, extra_args,
+                      compare, checkpoint)
+        final = result(rows, True)
+    if args.json:
+        args.json.write_text(json.dumps(final, indent=2) + "\n")
+    print(render_result(final))
+    failed = any(r[side]["errors"] for r in rows for side in (first, second))
+    return 1 if failed else 0
+
+
+def render_result(result: dict) -> str:
+    return against_markdown(result) if "against" in result else keyed_markdown(result)
 
 
 if __name__ == "__main__":

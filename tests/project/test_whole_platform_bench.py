@@ -5,6 +5,7 @@ README's table. The benchmark itself is not a test: it takes minutes."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 
@@ -14,6 +15,9 @@ from testpaths import REPO
 ROOT = REPO
 SCRIPT = ROOT / "bench" / "whole_platform.py"
 RESULT = ROOT / "bench" / "results" / "whole_platform_headline_w2.json"
+
+sys.path.insert(0, str(ROOT / "bench"))  # as when the script runs: its folder first
+import revisions  # noqa: E402  (bench/revisions.py)
 
 spec = importlib.util.spec_from_file_location("whole_platform", SCRIPT)
 whole_platform = importlib.util.module_from_spec(spec)
@@ -80,3 +84,65 @@ def test_suite_args_are_label_then_arguments():
     done = subprocess.run([sys.executable, str(SCRIPT), "--suite-args", "no-equals-sign"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr.count("\n") == 1
+
+
+def _record(task: str, seed: int, passed: bool, score: float, **options) -> dict:
+    return {"task_id": task, "seed": seed, "options": options, "passed": passed,
+            "score": score, "value": score}
+
+
+def test_two_runs_records_are_compared_case_by_case(tmp_path):
+    """--against says which cases changed verdict or score beyond 1e-9 relative; a case
+    is matched by task, seed and the options both revisions record (mad gained a field)."""
+    ours = [_record("period", 0, True, 1.0, world="A"),
+            _record("period", 0, True, 2.0, world="B"),
+            _record("mass", 1, False, 0.5, world="A", variant="predict"),
+            _record("mass", 2, True, 0.25, world="A"),
+            _record("only-here", 0, True, 1.0)]
+    theirs = [_record("period", 0, True, 2.0 * (1 + 1e-12), world="B"),
+              _record("period", 0, True, 1.0, world="A"),
+              _record("mass", 1, True, 0.5, world="A"),
+              _record("mass", 2, True, 0.25 * (1 + 1e-6), world="A"),
+              _record("only-there", 0, True, 1.0)]
+    for name, records in (("ours", ours), ("theirs", theirs)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in records)
+                                     + "not json\n")
+    got = revisions.compare_records(tmp_path / "ours", tmp_path / "theirs")
+    assert (got["matched"], got["only_this"], got["only_rev"]) == (4, 1, 1)
+    assert (got["passed_differ"], got["score_differ"]) == (1, 1)
+    assert any(e.startswith("mass seed 1") for e in got["examples"])
+    assert any(e.startswith("mass seed 2") for e in got["examples"])
+
+
+def test_the_sides_alternate_and_a_side_tree_is_what_runs(tmp_path):
+    assert revisions.order(1) == ["this", "rev"]
+    assert revisions.order(2) == ["this", "rev", "rev", "this"]
+    commit = revisions.resolve(ROOT, "HEAD")
+    src = revisions.side_tree(ROOT, commit, tmp_path)
+    env = revisions.run_env(src, tmp_path / "cache")
+    assert env["DISCOVERYGYM_CACHE"] == str(tmp_path / "cache")
+    assert revisions.imported_from(env) == src.resolve()
+
+
+def test_an_unknown_revision_is_one_line_and_exit_1():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--against", "no-such-rev-xyz",
+                           "--suites", "tpbench"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith("error: --against 'no-such-rev-xyz': not a commit")
+
+
+def test_an_against_result_renders_with_ratios_and_record_differences():
+    row = {"label": "gravity", "agent": "expert-adaptive", "episodes": 206,
+           "this": {"wall_s": 50.0, "cpu_s": 80.0}, "rev": {"wall_s": 100.0, "cpu_s": 120.0},
+           "wall_ratio": 2.0, "cpu_ratio": 1.5,
+           "records": {"matched": 206, "only_this": 0, "only_rev": 0, "passed_differ": 0,
+                       "score_differ": 3}}
+    result = {"machine": {"cpu_count": 2, "cpu_model": "x", "memory_gb": 24, "python": "3.11"},
+              "executor": "process", "workers": 2, "loadavg_before": [0.1, 0.1, 0.1],
+              "loadavg_after": [1, 1, 1], "against": {"rev": "0f73b85", "commit": "0f73b85" * 5,
+                                                       "rounds": 1},
+              "suites": [row], "total": whole_platform.totals([row], "this", "rev")}
+    text = whole_platform.against_markdown(result)
+    assert "| gravity | `expert-adaptive` | 206 | 50 / 80 | 100 / 120 | 2.00x | 1.50x | " \
+           "206 matched: 0 / 3 |" in text
+    assert "**2.00x** | **1.50x**" in text

@@ -25,7 +25,6 @@ from .kepler_model import ModelSolution
 from .measurements import POSITION_COLUMNS, Track, track_from_table
 from .numeric import NumericSolution
 
-
 # Tasks whose answer needs velocities along the whole window (drag, conservation).
 ANGULAR_MOMENTUM_TASKS = {"linear_drag", "virial_theorem"}
 # Tasks whose answer needs accelerations at very different separations (force law).

@@ -19,7 +19,6 @@ import math
 
 from ....core import EpisodeView
 
-
 # The reference binary of the constant guesses: two 1-Msun stars, 1 AU apart, circular.
 _G = 6.674e-11  # m^3 kg^-1 s^-2, as the prompt states
 _MSUN_KG = 1.989e30
