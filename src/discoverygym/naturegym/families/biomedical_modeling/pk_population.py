@@ -133,7 +133,8 @@ def map_estimates(samples: Samples, dose_mg: np.ndarray, mean: np.ndarray,
                   omega: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The maximum a posteriori parameters of every subject (Sheiner et al. 1979): for
     each, minimise sum ((log y - log C(theta)) / w)^2 + (theta - mean)' Omega^-1 (theta -
-    mean), w the stated residual sd at the measured concentration. The subjects are
+    mean), w the stated residual sd at the measured concentration (`mean`: one prior
+    mean for all, or one per subject, subjects x 3). The subjects are
     independent 3-parameter problems, solved together by Levenberg-Marquardt steps on
     their stacked 3 x 3 normal equations (the tests check each against scipy's
     least_squares). Returns the thetas (subjects x 3) and each one's approximate posterior
