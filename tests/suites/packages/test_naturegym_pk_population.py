@@ -139,6 +139,23 @@ def test_no_science_predictors_lose_to_the_sota(drawn, tmp_path):
                for v in values.values()), values
 
 
+def test_the_evaluator_refuses_a_wrong_subject_time_or_value(drawn):
+    family, draw = drawn
+    good = draw.outputs["oracle"][pk.OUTPUT].decode()
+    header, first, *rest = good.splitlines()
+    subject, time_h, value = first.split(",")
+    broken = {
+        "subject": f"T001,{time_h},{value}",
+        "time": f"{subject},99.99,{value}",
+        "value": f"{subject},{time_h},nan",
+    }
+    outputs = {name: {pk.OUTPUT: "\n".join([header, row, *rest, ""]).encode()}
+               for name, row in broken.items()}
+    outputs["short"] = {pk.OUTPUT: "\n".join([header, *rest, ""]).encode()}
+    values = score_outputs(family.record_metric(), draw.truth, outputs)
+    assert all(isinstance(v, str) for v in values.values()), values
+
+
 def test_there_are_at_least_twelve_families_over_the_six_domains():
     families = [get_family(name) for name in FAMILIES]
     assert len(families) >= 12
