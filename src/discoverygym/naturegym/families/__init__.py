@@ -19,6 +19,7 @@ from .base import (
     Reference,
 )
 from .biomedical_modeling.epidemic_forecast import EpidemicForecast
+from .biomedical_modeling.pk_population import PopulationPharmacokinetics
 from .cellular_omics.grn import GeneNetworkInference
 from .molecular_design.ionisation_energy import IonisationEnergy
 from .physical_modeling.fluid import FluidForecast
@@ -36,7 +37,8 @@ FAMILIES: dict[str, type[Family]] = {
     f.name: f for f in (GravityForceLaw, GravityDrag, RadialVelocityActivity,
                            FluidForecast, IgnitionDelay, IonisationEnergy,
                            LinkPrediction, CommunityRecovery, EpidemicForecast,
-                           GeneNetworkInference, PottsFitness)
+                           GeneNetworkInference, PottsFitness,
+                           PopulationPharmacokinetics)
 }
 
 
