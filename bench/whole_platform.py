@@ -530,11 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     with contextlib.ExitStack() as stack:
-        if args.runs_dir:
-            args.runs_dir.mkdir(parents=True, exist_ok=True)
-            scratch = args.runs_dir
-        else:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
+        scratch = scratch_dir(stack, args.runs_dir)
         for label, suite, options, agent, roles in plan:
             extra = [*extra_args.get(label, []),
                      *(extra_args.get(suite, []) if suite != label else [])]
@@ -553,16 +549,20 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if any(f.error for f in figures) else 0
 
 
+def scratch_dir(stack: contextlib.ExitStack, runs_dir: Path | None) -> Path:
+    """Where the runs go: `--runs-dir` (kept), else a temporary folder `stack` removes."""
+    if runs_dir:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        return runs_dir
+    return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
+
+
 def compare_main(args: argparse.Namespace, plan: list, executor_args: list[str],
                  extra_args: dict[str, list[str]]) -> int:
     """`--against REV` or `--keyed`: both sides of each suite, medians and ratios."""
     load_before = os.getloadavg()
     with contextlib.ExitStack() as stack:
-        if args.runs_dir:
-            args.runs_dir.mkdir(parents=True, exist_ok=True)
-            scratch = args.runs_dir
-        else:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dg-platform-")))
+        scratch = scratch_dir(stack, args.runs_dir)
         header: dict = {"executor": args.executor, "workers": args.workers,
                         "address": args.address, "suite_args": extra_args,
                         "loadavg_before": [round(x, 2) for x in load_before],
