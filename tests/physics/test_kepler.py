@@ -127,10 +127,12 @@ def test_each_element_of_a_large_array_stops_once_converged():
             assert together[i] == alone[0], (starter, i)
 
 
-def test_a_start_near_the_root_converges_and_a_poor_one_falls_back():
+# (3, 80): whole-array steps; (3, 1000): each element on its own, e broadcast per row
+@pytest.mark.parametrize("epochs", [80, 1000])
+def test_a_start_near_the_root_converges_and_a_poor_one_falls_back(epochs):
     rng = np.random.default_rng(5)
     ecc = rng.uniform(0.0, 0.95, (3, 1))
-    mean = rng.uniform(-30.0, 30.0, (3, 80))
+    mean = rng.uniform(-30.0, 30.0, (3, epochs))
     reference = eccentric_anomaly(mean, ecc)
     near = eccentric_anomaly(mean + 1e-3, ecc)  # what a fitter's previous step leaves
     warm = eccentric_anomaly_sin_cos(mean, ecc, start=near)[0]

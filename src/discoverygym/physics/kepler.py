@@ -95,16 +95,21 @@ def eccentric_anomaly_sin_cos(mean_anomaly: ArrayLike, eccentricity: ArrayLike,
     if start is not None:
         big_e = np.asarray(start, dtype=float)
         if big_e.shape == np.broadcast_shapes(m.shape, ecc.shape):
-            solution = _newton(m if m.shape == big_e.shape else np.broadcast_to(m, big_e.shape),
-                               ecc, big_e, tol, WARM_MAX_ITER)
+            solution = _newton(*_broadcast(m, ecc, big_e), tol, WARM_MAX_ITER)
             if solution[3]:
                 return solution[:3]
     big_e = STARTERS[starter](m, ecc)
-    if big_e.shape != m.shape:
+    return _newton(*_broadcast(m, ecc, big_e), tol, max_iter)[:3]
+
+
+def _broadcast(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[np.float64]
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """M and e broadcast to the shape of E (a single e stays a scalar)."""
+    if m.shape != big_e.shape:
         m = np.broadcast_to(m, big_e.shape)
-    if ecc.ndim and ecc.shape != big_e.shape:  # a single e stays a scalar
+    if ecc.ndim and ecc.shape != big_e.shape:
         ecc = np.broadcast_to(ecc, big_e.shape)
-    return _newton(m, ecc, big_e, tol, max_iter)[:3]
+    return m, ecc, big_e
 
 
 def _newton(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[np.float64],
@@ -135,7 +140,7 @@ def _newton(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[np.
         out[live] = e_live
         out_sin[live] = sin_e - step * cos_e
         out_cos[live] = cos_e + step * sin_e
-        keep = np.flatnonzero(np.abs(step) >= tol)
+        keep = np.flatnonzero(~(np.abs(step) < tol))  # NaN is not converged
         if keep.size == 0:
             break
         live = live[keep]
