@@ -364,7 +364,14 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
     # residuals and to each Jacobian column alike
     weight = 1.0 / var
     one_hot = np.eye(data.n_inst)[data.inst_index]
-    project = one_hot @ ((one_hot * weight[:, None]).T / (one_hot.T @ weight)[:, None])
+    # (weighted means, n_inst x n, then each point's own: O(n), where the n x n matrix
+    # of the projection cost O(n^2) per residual and O(n^2 N) per Jacobian)
+    mean_of = (one_hot * weight[:, None]).T / (one_hot.T @ weight)[:, None]
+    inst = data.inst_index
+
+    def project(v: NDArray) -> NDArray:
+        return (mean_of @ v)[inst]
+
 
     n_start = len(start)
     lo, hi = _bounds(n_start, period_range)
@@ -385,7 +392,7 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
             total, d, state["big_e"] = _keplerian_sum(data, xc, True, state["big_e"])
             r = base - total
             pen, pen_jac = _penalty_rows(xc[idx_h], xc[idx_h + 1], weight_e)
-            state.update(key=key, r=(r - project @ r) * inv_sigma, d=d, pen=pen,
+            state.update(key=key, r=(r - project(r)) * inv_sigma, d=d, pen=pen,
                          pen_jac=pen_jac)
         return state
 
@@ -407,7 +414,7 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
         st = at(xc)
         d = st["d"]
         out = np.zeros((n_data + 2 * n_start + n_par, n_par))
-        out[:n_data] = -(d - project @ d) * inv_sigma[:, None] * inside[None, :]
+        out[:n_data] = -(d - project(d)) * inv_sigma[:, None] * inside[None, :]
         out[n_data:n_data + 2 * n_start] = st["pen_jac"] * inside[None, :]
         diag = np.arange(n_par)
         out[n_data + 2 * n_start + diag, diag] = wall * (1.0 - inside)
