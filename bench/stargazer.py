@@ -76,8 +76,8 @@ def evaluator_times() -> dict[str, float]:
 
 
 def agent_times(sample: int) -> dict[str, object]:
-    from discoverygym.suites.stargazer.baselines import AGENTS
     from discoverygym.core import make_agent
+    from discoverygym.suites.stargazer.baselines import AGENTS
 
     suite = StargazerSuite()
     out: dict[str, object] = {}
