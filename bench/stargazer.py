@@ -8,7 +8,16 @@ of the default bank and of the real tasks (with their pass rates on that sample,
 orientation only). The load average before and after is printed too: timings taken while
 other work runs are not comparable with quiet-machine figures.
 
-Usage: python bench/stargazer.py [--sample N] [--no-agents]"""
+`--plan AGENT` instead plays the suite's whole default plan (120 episodes) with one
+agent in this process, one episode after another, and prints the agent's CPU seconds
+(`time.process_time` around `solve`, so episode set-up and scoring are left out; CPU
+rather than wall time because the figure should not depend on what else the machine
+runs) in total and per tier, with the pass counts; `--records FILE` also writes the
+records (JSON lines) for tools/compare_records.py. Run it in a process with one BLAS
+thread (OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1), as the runner's workers do.
+
+Usage: python bench/stargazer.py [--sample N] [--no-agents]
+       python bench/stargazer.py --plan classical [--tasks ID,...] [--records FILE]"""
 
 from __future__ import annotations
 
@@ -67,11 +76,8 @@ def evaluator_times() -> dict[str, float]:
 
 
 def agent_times(sample: int) -> dict[str, object]:
-    try:
-        from discoverygym.suites.stargazer.baselines.agents import AGENTS
-    except ImportError:
-        return {"skipped": "discoverygym.suites.stargazer.baselines.agents is not available"}
     from discoverygym.core import make_agent
+    from discoverygym.suites.stargazer.baselines import AGENTS
 
     suite = StargazerSuite()
     out: dict[str, object] = {}
@@ -98,12 +104,60 @@ def agent_times(sample: int) -> dict[str, object]:
     return out
 
 
+def plan_cpu(agent_name: str, tasks: list[str] | None,
+             records_path: str | None) -> dict[str, object]:
+    """One agent over the default plan (or the named tasks of it): its CPU seconds in
+    `solve`, in total and per tier, and the pass counts."""
+    from discoverygym.core import make_agent
+    from discoverygym.core.suite import plan_episodes
+
+    suite = StargazerSuite()
+    specs = plan_episodes(suite)
+    if tasks:
+        specs = [s for s in specs if s.task_id in set(tasks)]
+    per_tier: dict[str, dict[str, float]] = {}
+    lines = []
+    for spec in specs:
+        episode = suite.episode(spec.task_id, seed=spec.seed, **spec.options)
+        agent = make_agent("stargazer", agent_name)
+        start = time.process_time()
+        agent.solve(episode.view())
+        cpu_s = time.process_time() - start
+        record = episode.record(agent=agent_name)
+        tier = suite.load_task(spec.task_id, **spec.options).tier
+        row = per_tier.setdefault(tier, {"episodes": 0, "passed": 0, "agent_cpu_s": 0.0})
+        row["episodes"] += 1
+        row["passed"] += bool(record.passed)
+        row["agent_cpu_s"] += cpu_s
+        lines.append(record.to_json())
+    if records_path:
+        with open(records_path, "w") as out:
+            out.write("\n".join(lines) + "\n")
+    return {"agent": agent_name, "episodes": len(specs),
+            "agent_cpu_s": sum(r["agent_cpu_s"] for r in per_tier.values()),
+            "passed": sum(r["passed"] for r in per_tier.values()), "per_tier": per_tier,
+            "blas_threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS",
+                                                                "OPENBLAS_NUM_THREADS")}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sample", type=int, default=3, help="tasks per tier for the agents")
     parser.add_argument("--no-agents", action="store_true")
+    parser.add_argument("--plan", metavar="AGENT",
+                        help="CPU seconds of AGENT over the default plan, nothing else")
+    parser.add_argument("--tasks", help="with --plan: only these task ids (comma-separated)")
+    parser.add_argument("--records", help="with --plan: write the records (JSON lines) here")
     args = parser.parse_args()
     bank_task("easy-000")                       # build (or read) the bank first
+    if args.plan:
+        result = {"machine": platform.platform(), "cpus": os.cpu_count(),
+                  "load_average_before": os.getloadavg(),
+                  "plan": plan_cpu(args.plan, args.tasks.split(",") if args.tasks else None,
+                                   args.records),
+                  "load_average_after": os.getloadavg()}
+        print(json.dumps(result, indent=1))
+        return
     result = {
         "machine": platform.platform(),
         "cpus": os.cpu_count(),

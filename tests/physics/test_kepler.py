@@ -1,7 +1,11 @@
 """The shared Kepler solver (physics/kepler.py) against an independent reference:
 bisection in 50-digit arithmetic (mpmath) on a bracket that always holds the root,
-over ordinary and extreme eccentricities and mean anomalies; the exact limits e = 0
-(E = M) and M = 0 or pi (E = M for any e); hyperbolic orbits likewise; bad input refused."""
+over ordinary and extreme eccentricities and mean anomalies, from either starting guess
+(Danby's, Markley's) and from a caller's start; the exact limits e = 0 (E = M) and M = 0
+or pi (E = M for any e); agreement with the solver it replaced (whole-array Newton until
+every step is below 1e-12) and the residual E - e sin E - M on e in [0, 0.99]; each
+element of a large array stopping on its own; hyperbolic orbits likewise; bad input
+refused."""
 
 from __future__ import annotations
 
@@ -9,9 +13,11 @@ import mpmath
 import numpy as np
 import pytest
 
+from discoverygym.physics import kepler
 from discoverygym.physics.kepler import (
     TWO_PI,
     eccentric_anomaly,
+    eccentric_anomaly_sin_cos,
     hyperbolic_anomaly,
     true_anomaly,
 )
@@ -50,9 +56,10 @@ MEAN_ANOMALIES = [0.0, 1e-12, 1e-6, 0.1, 1.0, np.pi - 1e-9, np.pi, 4.0, TWO_PI -
                   7.0, -0.5, -20.0, 1234.5]
 
 
+@pytest.mark.parametrize("starter", sorted(kepler.STARTERS))
 @pytest.mark.parametrize("e", ECCENTRICITIES)
-def test_eccentric_anomaly_matches_high_precision_bisection(e):
-    ours = eccentric_anomaly(np.array(MEAN_ANOMALIES), e)
+def test_eccentric_anomaly_matches_high_precision_bisection(e, starter):
+    ours = eccentric_anomaly(np.array(MEAN_ANOMALIES), e, starter=starter)
     for m, big_e in zip(MEAN_ANOMALIES, ours, strict=True):
         reference = _elliptic_reference(m, e)
         # What any float solver can reach: a few roundings of M, of its reduction and of
@@ -77,9 +84,71 @@ def test_eccentric_anomaly_on_random_orbits_vectorised_over_e():
     assert np.array_equal(grid[3], eccentric_anomaly(mean[:20], ecc[3]))
 
 
+def _solver_before_issue_37(mean, ecc, tol=1e-12, max_iter=50):
+    """The solver as it was before issue 37: Newton from Danby's guess on the whole
+    array until every step is below tol."""
+    m = np.mod(np.asarray(mean, dtype=float), TWO_PI)
+    ecc = np.asarray(ecc, dtype=float)
+    big_e = m + 0.85 * ecc * np.sign(np.sin(m))
+    for _ in range(max_iter):
+        step = (big_e - ecc * np.sin(big_e) - m) / (1.0 - ecc * np.cos(big_e))
+        big_e = big_e - step
+        if np.all(np.abs(step) < tol):
+            break
+    return big_e
+
+
+# A small array (whole-array steps) and a large one (each element stops on its own)
+@pytest.mark.parametrize("size", [500, 3 * kepler._COMPACT_MIN_SIZE])
+@pytest.mark.parametrize("starter", sorted(kepler.STARTERS))
+def test_agrees_with_the_solver_it_replaced_and_leaves_no_residual(size, starter):
+    rng = np.random.default_rng(size)
+    ecc = np.linspace(0.0, 0.99, size)
+    mean = rng.uniform(-60.0, 60.0, size)
+    old = _solver_before_issue_37(mean, ecc)
+    big_e, sin_e, cos_e = eccentric_anomaly_sin_cos(mean, ecc, starter=starter)
+    assert np.max(np.abs(big_e - old)) < 1e-12
+    assert np.max(np.abs(big_e - ecc * np.sin(big_e) - np.mod(mean, TWO_PI))) < 1e-12
+    # sin E and cos E carried from the last step are those of E, to rounding
+    assert np.max(np.abs(sin_e - np.sin(big_e))) < 4 * EPS
+    assert np.max(np.abs(cos_e - np.cos(big_e))) < 4 * EPS
+
+
+def test_each_element_of_a_large_array_stops_once_converged():
+    """An element of a large array gets the same Newton steps as when solved alone (a
+    one-element array stops exactly when its own step is below tol): bit for bit."""
+    rng = np.random.default_rng(37)
+    n = 2 * kepler._COMPACT_MIN_SIZE
+    ecc, mean = rng.uniform(0.0, 0.99, n), rng.uniform(-20.0, 20.0, n)
+    for starter in kepler.STARTERS:
+        together = eccentric_anomaly(mean, ecc, starter=starter)
+        for i in rng.choice(n, 40, replace=False):
+            alone = eccentric_anomaly(mean[i:i + 1], ecc[i:i + 1], starter=starter)
+            assert together[i] == alone[0], (starter, i)
+
+
+# (3, 80): whole-array steps; (3, 1000): each element on its own, e broadcast per row
+@pytest.mark.parametrize("epochs", [80, 1000])
+def test_a_start_near_the_root_converges_and_a_poor_one_falls_back(epochs):
+    rng = np.random.default_rng(5)
+    ecc = rng.uniform(0.0, 0.95, (3, 1))
+    mean = rng.uniform(-30.0, 30.0, (3, epochs))
+    reference = eccentric_anomaly(mean, ecc)
+    near = eccentric_anomaly(mean + 1e-3, ecc)  # what a fitter's previous step leaves
+    warm = eccentric_anomaly_sin_cos(mean, ecc, start=near)[0]
+    assert np.max(np.abs(warm - reference)) < 1e-12
+    for poor in (np.full(mean.shape, 50.0), np.full(mean.shape, np.nan)):
+        assert np.max(np.abs(eccentric_anomaly_sin_cos(mean, ecc, start=poor)[0]
+                             - reference)) < 1e-12
+    # a start of another shape is ignored
+    assert np.max(np.abs(eccentric_anomaly_sin_cos(mean, ecc, start=near[:, :5])[0]
+                         - reference)) < 1e-12
+
+
 def test_exact_limits_circular_orbit_and_apsides():
     mean = np.linspace(-10, 10, 101)
     assert np.array_equal(eccentric_anomaly(mean, 0.0), np.mod(mean, TWO_PI))
+    assert np.array_equal(eccentric_anomaly(mean, 0.0, starter="markley"), np.mod(mean, TWO_PI))
     for e in (0.3, 0.9, 0.9999):
         assert eccentric_anomaly(0.0, e) == 0.0
         assert eccentric_anomaly(np.pi, e) == pytest.approx(np.pi, abs=1e-15)

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from astropy.timeseries import LombScargle
 from numpy.typing import NDArray
-from scipy.optimize import least_squares, minimize_scalar
+from scipy.optimize import leastsq, minimize_scalar
 
-from .kepler import TWO_PI, eccentric_anomaly
+from .kepler import TWO_PI, eccentric_anomaly_sin_cos
 from .rv_kepler import rv_keplerian
 
 SIDEREAL_DAY_DAYS = 0.99726958  # one sidereal day: nightly sampling aliases at 1.0027 / day
@@ -168,28 +168,40 @@ def keplerian_sum(data: RVData, x: NDArray[np.float64],
     """Sum of Keplerian RVs (m/s) for a flat vector of fitter parameters (five per planet:
     ln P, ln K, sqrt(e) cos omega, sqrt(e) sin omega, l), and optionally its analytic
     derivatives with respect to those parameters (shape n x 5 N_planets)."""
+    total, jac, _ = _keplerian_sum(data, x, jacobian)
+    return total, jac
+
+
+def _keplerian_sum(data: RVData, x: NDArray[np.float64], jacobian: bool,
+                   start: NDArray[np.float64] | None = None
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64]]:
+    """`keplerian_sum`, and the eccentric anomalies (planet x epoch) it solved Kepler's
+    equation for, from `start` when given (see `eccentric_anomaly_sin_cos`)."""
     period, amp, e, omega, lam, h, k, e_raw = _orbit_arrays(x)
     tau = data.t_days - data.t_ref_days
     n_motion = TWO_PI / period
     mean_anom = (lam - omega)[:, None] + n_motion[:, None] * tau[None, :]
-    big_e = eccentric_anomaly(mean_anom, e[:, None])
+    big_e, sin_e, cos_e = eccentric_anomaly_sin_cos(mean_anom, e[:, None], start=start)
     ec = e[:, None]
     root = np.sqrt(1.0 - ec * ec)
-    den = 1.0 - ec * np.cos(big_e)
-    cos_nu = (np.cos(big_e) - ec) / den
-    sin_nu = root * np.sin(big_e) / den
+    den = 1.0 - ec * cos_e
+    cos_nu = (cos_e - ec) / den
+    sin_nu = root * sin_e / den
     cos_w, sin_w = np.cos(omega)[:, None], np.sin(omega)[:, None]
     cos_nuw = cos_nu * cos_w - sin_nu * sin_w
     rv = amp[:, None] * (cos_nuw + ec * cos_w)
     total = rv.sum(axis=0)
     if not jacobian:
-        return total, None
+        return total, None, big_e
     sin_nuw = sin_nu * cos_w + cos_nu * sin_w
     dnu_dm = (1.0 + ec * cos_nu) ** 2 / root ** 3
     dnu_de = sin_nu * (2.0 + ec * cos_nu) / root ** 2
     kk = amp[:, None]
+    jac = np.empty((len(period), 5, data.n))  # (planet, param, point)
     d_m = -kk * sin_nuw * dnu_dm                      # d rv / d M
-    d_lnp = d_m * (-n_motion[:, None] * tau[None, :])  # M = l - omega + 2 pi tau / P
+    jac[:, 0] = d_m * (-n_motion[:, None] * tau[None, :])  # M = l - omega + 2 pi tau / P
+    jac[:, 1] = rv
+    jac[:, 4] = d_m
     d_omega = -kk * sin_nuw - d_m - kk * ec * sin_w   # at fixed l (M moves with omega)
     d_e = kk * (-sin_nuw * dnu_de + cos_w)
     inside = (e_raw < E_MAX)[:, None]
@@ -198,8 +210,9 @@ def keplerian_sum(data: RVData, x: NDArray[np.float64],
     hh, kq = h[:, None], k[:, None]
     d_h = d_e * 2.0 * hh + np.where(e_raw[:, None] > 0, d_omega * (-kq) / e_safe, 0.0)
     d_k = d_e * 2.0 * kq + np.where(e_raw[:, None] > 0, d_omega * hh / e_safe, 0.0)
-    jac = np.stack([d_lnp, rv, d_h, d_k, d_m], axis=1)  # (planet, param, point)
-    return total, jac.reshape(-1, data.n).T
+    jac[:, 2] = d_h
+    jac[:, 3] = d_k
+    return total, jac.reshape(-1, data.n).T, big_e
 
 
 def _model_from_params(data: RVData, x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -309,6 +322,33 @@ def eccentricity_penalty(h: NDArray[np.float64], k: NDArray[np.float64],
     return res, block
 
 
+def _penalty_rows(h: Sequence[float], k: Sequence[float], weight: float
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """`eccentricity_penalty` in scalar arithmetic, for the few planets of a fit (numpy's
+    per-call cost dominates at that size): the residuals (2 N) and their Jacobian with
+    respect to the fitter parameters (2 N x 5 N, nonzero on sqrt(e) cos/sin omega)."""
+    n = len(h)
+    res = np.empty(2 * n)
+    jac = np.zeros((2 * n, 5 * n))
+    for i, (hi, ki) in enumerate(zip(h, k, strict=True)):
+        hi, ki = float(hi), float(ki)
+        e_raw = hi * hi + ki * ki
+        e = min(e_raw, E_MAX)
+        if e < 1e-4:
+            f, df = 1.0 + e / 2.0 + e * e / 3.0, 0.5 + 2.0 * e / 3.0
+        else:
+            f, df = -math.log1p(-e) / e, (e / (1.0 - e) + math.log1p(-e)) / (e * e)
+        if not e_raw < E_MAX:
+            df = 0.0
+        g = math.sqrt(weight * f)
+        dg = weight * df / (2.0 * g)
+        res[2 * i], res[2 * i + 1] = hi * g, ki * g
+        cross = 2.0 * hi * ki * dg
+        jac[2 * i, 5 * i + 2], jac[2 * i, 5 * i + 3] = g + 2.0 * hi * hi * dg, cross
+        jac[2 * i + 1, 5 * i + 2], jac[2 * i + 1, 5 * i + 3] = cross, g + 2.0 * ki * ki * dg
+    return res, jac
+
+
 def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDArray[np.float64],
                           period_range: tuple[float, float], fixed: Sequence[Planet] = (),
                           max_nfev: int = 400,
@@ -324,15 +364,14 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
     # residuals and to each Jacobian column alike
     weight = 1.0 / var
     one_hot = np.eye(data.n_inst)[data.inst_index]
-    project = one_hot @ ((one_hot * weight[:, None]).T / (one_hot.T @ weight)[:, None])
-    cache: dict[bytes, tuple[NDArray, NDArray]] = {}
+    # (weighted means, n_inst x n, then each point's own: O(n), where the n x n matrix
+    # of the projection cost O(n^2) per residual and O(n^2 N) per Jacobian)
+    mean_of = (one_hot * weight[:, None]).T / (one_hot.T @ weight)[:, None]
+    inst = data.inst_index
 
-    def model(x: NDArray) -> tuple[NDArray, NDArray]:
-        key = x.tobytes()
-        if key not in cache:
-            cache.clear()
-            cache[key] = keplerian_sum(data, x, jacobian=True)  # type: ignore[assignment]
-        return cache[key]
+    def project(v: NDArray) -> NDArray:
+        return (mean_of @ v)[inst]
+
 
     n_start = len(start)
     lo, hi = _bounds(n_start, period_range)
@@ -340,7 +379,23 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
     hi = np.where(np.isfinite(hi), hi, 1e3)
     weight_e = max(e_penalty, 1e-12)
     idx_h = np.arange(n_start) * 5 + 2
-    rows = np.arange(n_start) * 2
+    n_par = 5 * n_start
+    n_data = data.n
+    # One model evaluation serves the residuals and the Jacobian at the same point
+    # (MINPACK asks for both); Kepler's equation is solved from the previous
+    # evaluation's eccentric anomalies, a few Newton steps away
+    state: dict[str, Any] = {"key": None, "big_e": None}
+
+    def at(xc: NDArray) -> dict[str, Any]:
+        key = xc.tobytes()
+        if state["key"] != key:
+            total, d, state["big_e"] = _keplerian_sum(data, xc, True, state["big_e"])
+            r = base - total
+            pen, pen_jac = _penalty_rows(xc[idx_h], xc[idx_h + 1], weight_e)
+            state.update(key=key, r=(r - project(r)) * inv_sigma, d=d, pen=pen,
+                         pen_jac=pen_jac)
+        return state
+
     # Levenberg-Marquardt (MINPACK) has no bounds but far less overhead per step than
     # the bounded trust-region method. The model is evaluated at the parameters clipped
     # into range, and a steep linear wall pushes any excursion back, so the residuals
@@ -350,32 +405,34 @@ def least_squares_planets(data: RVData, start: Sequence[Planet], jitter_ms: NDAr
 
     def resid(x: NDArray) -> NDArray:
         xc = np.clip(x, lo, hi)
-        r = base - model(xc)[0]
-        pen, _ = eccentricity_penalty(xc[idx_h], xc[idx_h + 1], weight_e)
-        return np.concatenate([(r - project @ r) * inv_sigma, pen, wall * (x - xc)])
+        st = at(xc)
+        return np.concatenate([st["r"], st["pen"], wall * (x - xc)])
 
     def jac(x: NDArray) -> NDArray:
         xc = np.clip(x, lo, hi)
         inside = (x == xc).astype(float)
-        d = model(xc)[1] * inside[None, :]
-        _, block = eccentricity_penalty(xc[idx_h], xc[idx_h + 1], weight_e)
-        pen_jac = np.zeros((2 * n_start, 5 * n_start))
-        for a in range(2):
-            for b in range(2):
-                pen_jac[rows + a, idx_h + b] = block[:, a, b]
-        return np.vstack([-(d - project @ d) * inv_sigma[:, None], pen_jac * inside[None, :],
-                          np.diag(wall * (1.0 - inside))])
+        st = at(xc)
+        d = st["d"]
+        out = np.zeros((n_data + 2 * n_start + n_par, n_par))
+        out[:n_data] = -(d - project(d)) * inv_sigma[:, None] * inside[None, :]
+        out[n_data:n_data + 2 * n_start] = st["pen_jac"] * inside[None, :]
+        diag = np.arange(n_par)
+        out[n_data + 2 * n_start + diag, diag] = wall * (1.0 - inside)
+        return out
 
     x0 = _clip_into(np.concatenate([p.params() for p in start]), lo, hi)
     # sqrt(e) cos/sin omega have zero gradient at e = 0 exactly: start circular orbits
     # at e = 0.01 (omega = 0) so that the fit can leave them
     e0 = x0[idx_h] ** 2 + x0[idx_h + 1] ** 2
     x0[idx_h] = np.where(e0 < 1e-4, 0.1, x0[idx_h])
-    sol = least_squares(resid, x0, jac=jac, method="lm", x_scale="jac", max_nfev=max_nfev,
-                        xtol=1e-8, ftol=1e-9)
-    x = _clip_into(sol.x, lo, hi)
+    # MINPACK's lmder through `leastsq`, as `least_squares(method="lm", x_scale="jac")`
+    # calls it (diag=None, factor 100, gtol 1e-8), without that wrapper's per-call cost
+    x, _, info, _, _ = leastsq(resid, x0, Dfun=jac, full_output=True, ftol=1e-9, xtol=1e-8,
+                               gtol=1e-8, maxfev=max_nfev, factor=100.0, diag=None)
+    f = info["fvec"]
+    x = _clip_into(x, lo, hi)
     planets = [Planet.from_params(x[i:i + 5]) for i in range(0, len(x), 5)]
-    return planets, float(2.0 * sol.cost)
+    return planets, float(np.dot(f, f))
 
 
 def fit_planets(data: RVData, start: Sequence[Planet], period_range: tuple[float, float],
@@ -481,14 +538,13 @@ def keplerian_scan(data: RVData, residual_ms: NDArray[np.float64],
     m0 = TWO_PI * np.arange(n_m0) / n_m0
     tau = data.t_days - data.t_ref_days
     shape = (len(periods), len(ecc), n_m0, data.n)
-    mean_anom = np.broadcast_to(m0[None, None, :, None]
-                                + TWO_PI * tau[None, None, None, :]
-                                / periods[:, None, None, None], shape)
-    e4 = np.broadcast_to(ecc[None, :, None, None], shape)
-    big_e = eccentric_anomaly(mean_anom, e4)
-    den = 1.0 - e4 * np.cos(big_e)
-    cos_nu = (np.cos(big_e) - e4) / den
-    sin_nu = np.sqrt(1.0 - e4 * e4) * np.sin(big_e) / den
+    mean_anom = m0[None, :, None] + TWO_PI * tau[None, None, :] / periods[:, None, None]
+    cos_nu, sin_nu = np.empty(shape), np.empty(shape)
+    for j, e in enumerate(ecc):  # one e at a time: contiguous arrays and a scalar e
+        _, sin_e, cos_e = eccentric_anomaly_sin_cos(mean_anom, e, starter="markley")
+        den = 1.0 - e * cos_e
+        cos_nu[:, j] = (cos_e - e) / den
+        sin_nu[:, j] = math.sqrt(1.0 - e * e) * sin_e / den
 
     var = point_variance(data, jitter_ms)
     w = 1.0 / var

@@ -15,11 +15,15 @@ import pytest
 
 from discoverygym.core import ToolResult, make_agent
 from discoverygym.physics.rv_fit import (
+    E_PENALTY,
     Fit,
     Planet,
     RVData,
     SearchSettings,
+    _keplerian_sum,
+    _penalty_rows,
     alias_check,
+    eccentricity_penalty,
     fit_planets,
     greedy_search,
     keplerian_scan,
@@ -27,9 +31,8 @@ from discoverygym.physics.rv_fit import (
     select_by_bic,
 )
 from discoverygym.physics.rv_kepler import rv_keplerian
-from discoverygym.suites.stargazer.baselines import CALIBRATION
+from discoverygym.suites.stargazer.baselines import AGENTS, CALIBRATION
 from discoverygym.suites.stargazer.baselines.agents import (
-    AGENTS,
     ClassicalAgent,
     NestedSamplingAgent,
     data_seed,
@@ -87,6 +90,33 @@ def test_analytic_jacobian_matches_central_differences(e):
         step[j] = 1e-6
         numeric = (keplerian_sum(data, x + step)[0] - keplerian_sum(data, x - step)[0]) / 2e-6
         assert np.allclose(jac[:, j], numeric, rtol=1e-5, atol=1e-5), j
+
+
+def test_scalar_eccentricity_penalty_rows_agree_with_the_vectorised_penalty():
+    """The least squares' scalar penalty (residuals and their 2 N x 5 N Jacobian) is
+    `eccentricity_penalty`, e below 1e-4 (series), ordinary and past E_MAX (capped)."""
+    h = np.array([0.0, 0.005, 0.3, -0.6, 0.9, 0.99])
+    k = np.array([0.0, -0.003, 0.4, 0.5, -0.4, 0.2])
+    res, block = eccentricity_penalty(h, k, E_PENALTY)
+    rows, jac = _penalty_rows(h, k, E_PENALTY)
+    assert np.allclose(rows, res, rtol=1e-14, atol=1e-300)
+    expected = np.zeros((2 * len(h), 5 * len(h)))
+    for i in range(len(h)):
+        expected[2 * i:2 * i + 2, 5 * i + 2:5 * i + 4] = block[i]
+    assert np.allclose(jac, expected, rtol=1e-14, atol=1e-300)
+
+
+def test_warm_started_keplerian_sum_is_the_cold_one():
+    """The least squares solves Kepler's equation from its previous evaluation: the
+    model and Jacobian are those of a cold solve, to rounding."""
+    data, _ = synthetic([(9.0, 5.0, 0.2, 1.0, 2.0)], n=40, baseline_days=300.0)
+    x = np.concatenate([Planet(9.3, 5.0, 0.6, 1.1, 2.0).params(),
+                        Planet(31.0, 3.0, 0.85, -2.0, 0.5).params()])
+    _, _, previous = _keplerian_sum(data, x + 1e-3, True)
+    cold, cold_jac = keplerian_sum(data, x, jacobian=True)
+    warm, warm_jac, _ = _keplerian_sum(data, x, True, start=previous)
+    assert np.allclose(warm, cold, rtol=0, atol=1e-11)
+    assert np.allclose(warm_jac, cold_jac, rtol=1e-10, atol=1e-10)
 
 
 def test_keplerian_sum_agrees_with_the_suite_model():
