@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import json
 import os
 from abc import ABC, abstractmethod
@@ -330,7 +331,9 @@ class SuiteEntry:
     ("module:attr", a `core.conversation.ScriptedExpert`); and its run options' names,
     where it declares them, so that a mistyped option is refused before the suite's
     modules load (the suite's own `run_options` must name the same ones: a test holds
-    them together)."""
+    them together); and the top-level modules its episodes need (its extra's), so that a
+    machine without them hears so from `get_suite` in the process that plans the run,
+    not from every worker."""
 
     path: str
     gym_name: str
@@ -339,6 +342,7 @@ class SuiteEntry:
     agents: str | None = None
     conversation_expert: str | None = None
     options: tuple[str, ...] | None = None
+    requires: tuple[str, ...] = ()
 
 
 #: The package where the built-in suites declare their rows (its `ENTRIES`, each suite's
@@ -452,7 +456,19 @@ def get_suite(name: str) -> Suite:
     load_plugins()
     if name not in SUITES:
         raise UnknownName(f"Unknown suite {name!r}. Suites: {', '.join(SUITES)}.")
+    for module in SUITES[name].requires:
+        _require(module)
     return _load(SUITES[name].path)()
+
+
+def _require(module: str) -> None:
+    """ModuleNotFoundError (naming `module`) unless it can be imported; found, not loaded."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 def available_suites() -> dict[str, Suite | Exception]:
@@ -519,9 +535,15 @@ def conversation_expert(ctx: Any) -> Any:
     return None
 
 
-def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:
+def agent_class(suite: str, name: str) -> Any:
+    """The class of `suite`'s scripted agent `name`, imported (an ImportError names the
+    module of a missing extra)."""
     table = agent_table(suite)
     if name not in table:
         raise UnknownName(
             f"Unknown agent {name!r} for suite '{suite}'. Agents: {', '.join(table) or 'none'}.")
-    return _load(table[name])(**kwargs)
+    return _load(table[name])
+
+
+def make_agent(suite: str, name: str, **kwargs: Any) -> Agent:
+    return agent_class(suite, name)(**kwargs)

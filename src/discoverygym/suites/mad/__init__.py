@@ -22,7 +22,8 @@ ENTRY = SuiteEntry("discoverygym.suites.mad:MadSuite", "Mad",
                    agents="discoverygym.suites.mad.baselines",
                    options=("world", "law", "variant", "trials", "protocol", "n_particles", "dim",
                             "inertia_decay", "t_max", "query_horizon", "resolution",
-                            "initial_state"))
+                            "initial_state"),
+                   requires=("jax",))
 
 # The suite's classes load on first use, so that reading the row stays cheap.
 __getattr__ = lazy_exports(__name__, {"MadSuite": ".suite", "resolve_protocol": ".suite"})

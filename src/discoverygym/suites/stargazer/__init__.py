@@ -6,7 +6,8 @@ from ...core.suite import SuiteEntry, lazy_exports
 NAME = "stargazer"
 ENTRY = SuiteEntry("discoverygym.suites.stargazer:StargazerSuite", "Stargazer",
                    agents="discoverygym.suites.stargazer.baselines",
-                   options=("tier", "mode", "bank_seed", "tasks_from", "tasks", "real_setup"))
+                   options=("tier", "mode", "bank_seed", "tasks_from", "tasks", "real_setup"),
+                   requires=("astropy", "celerite2"))
 
 # The suite's classes load on first use, so that reading the row stays cheap.
 __getattr__ = lazy_exports(__name__, {"StargazerSuite": ".suite"})
