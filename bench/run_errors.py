@@ -36,6 +36,9 @@ CASES = {
     "unknown option (gravity)": ["run", "gravity", "--agent", "expert-adaptive",
                                  "--agnet", "x"],
     "unknown option (mad)": ["run", "mad", "--agent", "newtonian", "--agnet", "x"],
+    "unknown agent (mad)": ["run", "mad", "--agent", "nobody"],
+    "unknown agent (stargazer)": ["run", "stargazer", "--agent", "nobody"],
+    "unknown option (stargazer)": ["run", "stargazer", "--agent", "classical", "--teir", "1"],
 }
 
 # Runs the command in-process and reports which heavy modules it imported.
