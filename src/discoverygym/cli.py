@@ -31,7 +31,12 @@ from .core.escape import for_terminal
 from .core.extras import extra_for, missing_module_message
 from .core.grid import seed_text
 from .core.seeds import parse_seeds
-from .core.suite import agent_class, check_declared_option_names, rollup_labels
+from .core.suite import (
+    agent_class,
+    check_declared_option_names,
+    check_requirements,
+    rollup_labels,
+)
 from .doors import DOORS
 
 app = typer.Typer(help="discoverygym: measure AI agents at real scientific work.",
@@ -217,6 +222,7 @@ def run(
         seed_list = parse_seeds(seeds) if seeds is not None else None
         raw_options = _parse_extra(list(ctx.args))
         check_declared_option_names(suite, raw_options, _command_options(ctx))
+        check_requirements(suite)
         s = get_suite(suite)
         options = s.parse_options(raw_options, _command_options(ctx))
         seed_list = seed_list if seed_list is not None else list(s.default_seeds)

@@ -332,8 +332,8 @@ class SuiteEntry:
     where it declares them, so that a mistyped option is refused before the suite's
     modules load (the suite's own `run_options` must name the same ones: a test holds
     them together); and the top-level modules its episodes need (its extra's), so that a
-    machine without them hears so from `get_suite` in the process that plans the run,
-    not from every worker."""
+    machine without them hears so from `run` in the process that plans the run, not from
+    every worker (`check_requirements`)."""
 
     path: str
     gym_name: str
@@ -456,9 +456,17 @@ def get_suite(name: str) -> Suite:
     load_plugins()
     if name not in SUITES:
         raise UnknownName(f"Unknown suite {name!r}. Suites: {', '.join(SUITES)}.")
-    for module in SUITES[name].requires:
-        _require(module)
     return _load(SUITES[name].path)()
+
+
+def check_requirements(name: str) -> None:
+    """ModuleNotFoundError naming the first module `name`'s episodes need (its row's
+    `requires`) that cannot be imported; found, not loaded. `run` and `list` ask before
+    playing or listing; other callers (a door planning splits) need no extra to plan."""
+    load_plugins()
+    entry = SUITES.get(name)
+    for module in entry.requires if entry is not None else ():
+        _require(module)
 
 
 def _require(module: str) -> None:
@@ -477,6 +485,7 @@ def available_suites() -> dict[str, Suite | Exception]:
     out: dict[str, Suite | Exception] = {}
     for name in list(SUITES):
         try:
+            check_requirements(name)
             out[name] = get_suite(name)
         except (ImportError, AttributeError) as exc:
             out[name] = exc
