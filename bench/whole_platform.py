@@ -82,6 +82,7 @@ README_TABLES = {
                          "bench/results/whole_platform_quantum_grouping_after.json"],
     "all-roles": ["bench/results/whole_platform_all_roles_w2.json"],
     "keyed": ["bench/results/whole_platform_keyed_w2.json"],
+    "against-0f73b85": ["bench/results/whole_platform_against_0f73b85_w2.json"],
     "scale": ["bench/results/whole_platform_scale_w1.json",
               "bench/results/whole_platform_scale_w2.json",
               "bench/results/whole_platform_scale_ray2.json"],
