@@ -401,8 +401,8 @@ def paired(plan: list, executor_args: list[str], scratch: Path, rounds: int,
         row: dict = {"label": label, "agent": agent,
                      "episodes": runs_of[first][0].episodes, "plan_args": options}
         for side, figures in runs_of.items():
-            row[side] = {"wall_s": median([f.wall_s for f in figures]),
-                         "cpu_s": median([f.cpu_s for f in figures]),
+            row[side] = {"wall_s": revisions.median([f.wall_s for f in figures]),
+                         "cpu_s": revisions.median([f.cpu_s for f in figures]),
                          "runs_wall_s": [f.wall_s for f in figures],
                          "runs_cpu_s": [f.cpu_s for f in figures],
                          "passed": [f.passed for f in figures],
@@ -419,10 +419,6 @@ def paired(plan: list, executor_args: list[str], scratch: Path, rounds: int,
         out.append(row)
         on_suite(out)
     return out
-
-
-def median(values: list[float]) -> float:
-    return revisions.median(values)
 
 
 def totals(rows: list[dict], first: str, second: str) -> dict:

@@ -32,7 +32,6 @@ from .core.extras import extra_for, missing_module_message
 from .core.grid import seed_text
 from .core.seeds import parse_seeds
 from .core.suite import (
-    agent_class,
     check_declared_option_names,
     check_requirements,
     rollup_labels,
@@ -237,10 +236,6 @@ def run(
                       f"(seeds {seed_text(seed_list)}) for {escape(who)}; nothing played",
                       soft_wrap=True)
         return
-    if agent is not None:
-        # Workers are fresh processes: an agent whose extra is missing would fail every
-        # episode there, so it is imported here first (main() says which extra).
-        agent_class(suite, agent)
     out_dir = out or default_out_dir(suite, who)
     config = {"suite": suite, "agent": agent, "model": model, "options": options,
               "seeds": seed_list}
