@@ -193,6 +193,18 @@ def test_a_failure_flipped_to_a_pass_that_cannot_be_replayed_is_rejected(keyed, 
     _rejected(_verify(run, keyed), run, reason)
 
 
+def test_a_failure_never_played_that_is_relabelled_is_rejected(keyed, tmp_path):
+    """A lost episode's failure moved to another protocol's row of the leaderboard."""
+    run = _copy(keyed, "constant", tmp_path)
+    first, second = _records(run)
+    first.update(passed=False, score=0.0, answer=None, protocol="budget-obs-10",
+                 details={"infrastructure_failure": "lost"})
+    _write_records(run, [first, second])
+    _rejected(_verify(run, keyed), run, "protocol 'budget-obs-10', replay 'full-obs'")
+    _write_records(run, [first, *_records(keyed["runs"]["constant"])])  # then retried
+    _rejected(_verify(run, keyed), run, "a second record of the episode")
+
+
 def test_an_unreplayable_failure_that_claims_nothing_counts_as_a_failure(keyed, tmp_path):
     run = _copy(keyed, "constant", tmp_path)
     first, second = _records(run)
@@ -297,7 +309,12 @@ def test_the_wrong_key_or_commitment_or_none_is_refused_in_one_line(keyed, tmp_p
     ("value", 1e-9, "metric value"), ("passed", False, "passed False"),
     ("score", 0.5, "score 0.5"), ("truth", 12345.0, "truth differs"),
     ("key_id", "key-0000000000000000", "run.json's is"),
-    ("answer", 1.0, "score")])
+    ("answer", 1.0, "score"),
+    # the labels the leaderboard groups by: a full-obs run shown under a harder protocol
+    ("protocol", "budget-obs-10", "protocol 'budget-obs-10', replay 'full-obs'"),
+    ("world", "B", "world 'B', replay 'A'"),
+    ("metric", "exact_match", "metric 'exact_match'"),
+    ("threshold", 1.0, "threshold 1.0")])
 def test_each_field_of_a_record_is_replayed(keyed, tmp_path, field, value, reason):
     run = _copy(keyed, "expert-full", tmp_path)
     records = _records(run)

@@ -15,6 +15,9 @@ A run is verified only when all of this holds:
   (an infrastructure failure followed by its retry on `--resume` is the one exception:
   the failure gives way, as `records.dedupe` has it);
 - every record carries the plan's key id (none in a public run);
+- each record's labels (world, protocol, metric name, threshold), which the leaderboard
+  groups by, are the rebuilt episode's, so a run played under one protocol cannot be
+  shown under a harder one;
 - each record's answer, truth, passed, score and metric value replay. Numbers are
   compared with a relative tolerance of REL_TOL (1e-9) and an absolute floor of ABS_TOL
   (1e-12, for values that should be zero): honest runs differ in the last bits where
@@ -282,7 +285,8 @@ def verify_run(run: Path, key: Key | None, *, commitment: str | None = None,
             report.verdicts.append(Verdict(0, name, MISSING, "planned, but no record"))
             continue
         *earlier, (number, record) = found
-        if all(_is_retried_failure(r) for _, r in earlier):
+        if all(_is_retried_failure(r) and not _label_problems(r, _lost_labels(spec))
+               for _, r in earlier):
             report.verdicts += [Verdict(n, name, SUPERSEDED, "infrastructure failure, "
                                         "played again on --resume") for n, _ in earlier]
         else:
@@ -364,41 +368,66 @@ def _checked_record(number: int, name: str, record: dict[str, Any], spec: Episod
     return replay(number, name, record, spec)
 
 
-def _unreplayable(number: int, name: str, record: dict[str, Any], why: str) -> Verdict:
+LABELS = ("world", "protocol", "metric", "threshold")
+
+
+def _label_problems(record: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """The labels of `record` (of LABELS, those `expected` names) that are not the
+    replayed episode's: the leaderboard groups records by them."""
+    return [f"{name} {clip(repr(record.get(name)), 40)}, replay {clip(repr(want), 40)}"
+            for name, want in expected.items() if not same_json(record.get(name), want)]
+
+
+def _lost_labels(spec: EpisodeSpec) -> dict[str, Any]:
+    """The world and protocol the runner writes on an episode the infrastructure lost
+    (its metric is no episode's: a failure of any metric may say it was lost)."""
+    from .runner import infrastructure_failure_record
+
+    lost = infrastructure_failure_record(spec, "", None)
+    return {name: lost.get(name) for name in ("world", "protocol")}
+
+
+def _unreplayable(number: int, name: str, record: dict[str, Any], why: str,
+                  labels: list[str] | None = None) -> Verdict:
     if claims_more_than_failure(record):
-        return Verdict(number, name, MISMATCH, f"{why}, yet it claims a pass or a score")
-    return Verdict(number, name, NOT_REPLAYABLE, f"{why}; counted as a failure")
+        why += ", yet it claims a pass or a score"
+    elif not labels:
+        return Verdict(number, name, NOT_REPLAYABLE, f"{why}; counted as a failure")
+    return Verdict(number, name, MISMATCH, "; ".join([why, *(labels or [])]))
 
 
 def replay(number: int, name: str, record: dict[str, Any], spec: EpisodeSpec) -> Verdict:
     """Rebuild one planned episode, re-score the record's answer, compare."""
     if (record.get("details") or {}).get("infrastructure_failure"):
-        return _unreplayable(number, name, record, "never played (infrastructure failure)")
+        return _unreplayable(number, name, record, "never played (infrastructure failure)",
+                             _label_problems(record, _lost_labels(spec)))
     try:
         episode = spec.build()
     except Exception as exc:  # noqa: BLE001 - reported, never raised
         return _unreplayable(number, name, record, f"the episode cannot be built: "
                              f"{type(exc).__name__}: {clip(str(exc), 200)}")
+    problems = _label_problems(record, {"world": episode.world, "protocol": episode.protocol})
     answer = record.get("answer")
     try:
         check_value(answer, what="the recorded answer")
         with single_threaded_numerics():
             if answer is None:  # nothing was submitted: the record must be a failure
                 truth, passed, score, value = episode.replay_truth(), False, 0.0, None
+                metric, threshold = episode._metric_name(), None
             else:
                 verdict = episode.replay_score(answer)
                 truth, passed, score, value = (verdict.truth, bool(verdict.passed),
                                                float(verdict.score), verdict.value)
+                metric, threshold = verdict.metric, verdict.threshold
     except Exception as exc:  # noqa: BLE001 - a hostile answer or a scorer failure
         return _unreplayable(number, name, record, f"cannot re-score: {type(exc).__name__}: "
-                             f"{clip(str(exc), 200)}")
-    problems = []
+                             f"{clip(str(exc), 200)}", problems)
     if not same_json(record.get("truth"), truth):
         problems.append("truth differs")
     # with no answer the verdict is a failure whatever files the agent left
     if episode.writes_files() and answer is not None:
         if problems:
-            return Verdict(number, name, MISMATCH, "truth differs")
+            return Verdict(number, name, MISMATCH, "; ".join(problems))
         return Verdict(number, name, TRUTH_ONLY, "truth confirmed; the score reads files the "
                        "agent left, which the record does not hold")
     if record.get("passed") is not passed:
@@ -408,6 +437,7 @@ def replay(number: int, name: str, record: dict[str, Any], spec: EpisodeSpec) ->
     if not same_json(record.get("value"), value):
         problems.append(f"metric value {clip(repr(record.get('value')), 40)}, replay "
                         f"{clip(repr(value), 40)}")
+    problems += _label_problems(record, {"metric": metric, "threshold": threshold})
     return Verdict(number, name, MISMATCH if problems else OK, "; ".join(problems))
 
 
