@@ -29,6 +29,13 @@ def test_verify_that_trusts_unreplayable_claims_is_a_finding(monkeypatch):
     assert outcomes["the honest keyed run"]
 
 
+def test_verify_that_ignores_a_record_s_labels_is_a_finding(monkeypatch):
+    monkeypatch.setattr(verify, "_label_problems", lambda record, expected: [])
+    outcomes = _outcomes()
+    assert not outcomes["records relabelled under another protocol and world"]
+    assert outcomes["the honest keyed run"] and outcomes["a record duplicated"]
+
+
 def test_a_verify_that_confirms_whatever_it_replays_is_a_finding(monkeypatch):
     """The run's verdict switched off: every forgery that reaches the records passes
     (the two run.json edits are still refused before any record is read)."""

@@ -5,7 +5,8 @@ Declared here, beside verify. The family makes a small keyed run of the audited 
 forged), checks that the honest run verifies, then hands verify each forgery a participant could make
 from the files of the run: a failure flipped to a pass, the pass claimed on a record
 that says it was never played, records recomputed publicly without their key id, a
-record deleted, one duplicated, twenty invented passes, a metric value changed, and a
+record deleted, one duplicated, twenty invented passes, a metric value changed, records
+relabelled (shown under another protocol and world on the leaderboard), and a
 run.json whose plan was made public (digest recomputed) or edited (digest kept).
 Expected: verify confirms the honest run and rejects each forgery with a reason. Where
 the score reads files the agent left (the packages suite), a changed pass, score or
@@ -60,6 +61,11 @@ def _metric_value(records: list[dict[str, Any]], info: dict[str, Any]) -> None:
     records[0]["value"] = 1e-9
 
 
+def _relabelled(records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    for record in records:  # the leaderboard groups by these labels
+        record.update(protocol="relabelled-protocol", world="relabelled-world")
+
+
 def _plan_made_public(records: list[dict[str, Any]], info: dict[str, Any]) -> None:
     info["plan"]["key_id"] = info["plan"]["key_commitment"] = None
     info["plan_digest"] = plan_digest(info["plan"])
@@ -78,6 +84,7 @@ FORGERIES: tuple[tuple[str, Forgery], ...] = (
     ("a record duplicated", _duplicated),
     ("20 invented passing records", _invented),
     ("a metric value set to 1e-9", _metric_value),
+    ("records relabelled under another protocol and world", _relabelled),
     ("run.json's plan made public, digest recomputed", _plan_made_public),
     ("run.json's plan given one more episode, digest kept", _plan_edited),
 )
