@@ -36,6 +36,7 @@ PLATFORM_ATTACK_MODULES = (
     "discoverygym.core.key_attacks",
     "discoverygym.doors.shared.interpreter_attacks",
     "discoverygym.doors.harbor.attacks",
+    "discoverygym.doors.mcp.attacks",
     "discoverygym.doors.openenv.attacks",
     "discoverygym.sandbox.attacks",
     "discoverygym.report.attacks",

@@ -120,7 +120,7 @@ def test_the_shipped_families():
     platform = {f.name for m in PLATFORM_ATTACK_MODULES
                 for f in importlib.import_module(m).ATTACKS}
     assert platform == {"arguments", "rebuild", "keys", "interpreter", "harbor-levels",
-                        "harbor-secrets", "sandbox", "key-file", "openenv-capacity",
+                        "harbor-secrets", "mcp-race", "sandbox", "key-file", "openenv-capacity",
                         "readers", "forged-runs", "release", "build"}
 
 

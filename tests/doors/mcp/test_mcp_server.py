@@ -185,3 +185,24 @@ def test_a_call_racing_submit_is_served_and_counted_or_refused(tmp_path):
     served = anyio.run(_race, record)
     data = json.loads(record.read_text())
     assert served and data["usage"]["observations"] == sum(served), (served, data["usage"])
+
+
+def test_the_race_family_holds_and_finds_the_hole_with_calls_side_by_side(monkeypatch):
+    """The audit's `mcp-race` family (doors/mcp/attacks.py), declared beside the server:
+    held now; with the door's one-call-at-a-time lock gone (calls side by side in worker
+    threads, as before issue #38), calls served after the record was taken are found."""
+    import contextlib
+    import types
+
+    from discoverygym.audit import PLATFORM_ATTACK_MODULES
+    from discoverygym.core import get_suite
+    from discoverygym.core.audit_registry import AuditTarget
+    from discoverygym.doors.mcp import attacks, server
+
+    assert "discoverygym.doors.mcp.attacks" in PLATFORM_ATTACK_MODULES
+    target = AuditTarget(get_suite("gravity"))
+    held = attacks.race_attacks(target)
+    assert [o.ok for o in held] == [True], held
+    monkeypatch.setattr(server, "threading", types.SimpleNamespace(Lock=contextlib.nullcontext))
+    found = attacks.race_attacks(target)
+    assert [o.ok for o in found] == [False] and "after the record was taken" in found[0].observed
