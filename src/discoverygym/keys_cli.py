@@ -55,7 +55,8 @@ def verify(
 ):
     """Hold a run to the plan in its run.json and replay every record: each planned
     episode must have exactly one record, drawn with the run's key, whose answer,
-    truth, passed, score and metric value replay (numbers to 1e-9 relative). Writes
+    truth, passed, score, metric value and labels (world, protocol, metric, threshold)
+    replay (numbers to 1e-9 relative). Writes
     RUN/verified.json; exit 0 only when every planned episode is confirmed."""
     from .core.keys import BadKey, resolve_key
     from .run.verify import ACCEPTED, RunRefused, verify_run, write_verified
@@ -79,7 +80,11 @@ def verify(
     against = (f"key {report.key_id}, commitment {report.commitment}" if report.key_id
                else "public draws (no key)")
     console.print(f"{report.summary_line()}", soft_wrap=True)
-    console.print(f"plan {report.plan_digest}; {against}", soft_wrap=True)
+    # run.json is the participant's file: a plan rewritten whole (options, episodes and
+    # digest) verifies as the run it describes; only the published digest pins it
+    pinned = ("" if plan_digest is not None else " (plan not pinned: compare its digest "
+              "with the published one, or give --plan-digest)")
+    console.print(f"plan {report.plan_digest}{pinned}; {against}", soft_wrap=True)
     try:
         note = write_verified(report)
     except OSError as exc:

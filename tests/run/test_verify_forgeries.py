@@ -102,8 +102,10 @@ def test_an_honest_keyed_run_verifies_and_says_so_beside_the_run(keyed, tmp_path
     note = verification_of(run)
     assert note == {"status": "verified", "commitment": keyed["key"].commitment,
                     "key_id": keyed["key"].id, "plan_digest": info["plan_digest"]}
+    assert "plan not pinned" in result.output
     pinned = _verify(run, keyed, "--plan-digest", info["plan_digest"])
     assert pinned.exit_code == 0, pinned.output
+    assert "plan not pinned" not in pinned.output
     _rejected(_verify(run, keyed, "--plan-digest", "0" * 64), tmp_path / "no-note",
               "not the published")
     # a record edited after verification makes the note stale, never "verified"
@@ -289,6 +291,28 @@ def test_a_plan_options_edit_matching_config_still_fails_the_replan(keyed, tmp_p
 
     _edit_run_json(run, change, redigest=True)
     _rejected(_verify(run, keyed), run, "not the plan of its options")
+
+
+def test_a_plan_rewritten_whole_is_caught_only_by_the_published_digest(keyed, tmp_path):
+    """The limit docs/keys.md states: run.json is the participant's file. The failing
+    period episodes deleted together with the task from the plan's options and episodes,
+    the digest recomputed: a consistent run of the plan it now states (2 of 2), which
+    verify says is not pinned; the digest published before the evaluation rejects it."""
+    run = _copy(keyed, "constant", tmp_path)
+    published = json.loads((run / "run.json").read_text())["plan_digest"]
+    _write_records(run, [r for r in _records(run) if r["task_id"] != "period"])
+
+    def drop_period(info):
+        for part in (info["plan"], info["config"]):
+            part["options"]["tasks"] = ["is_bound"]
+        info["plan"]["episodes"] = [e for e in info["plan"]["episodes"] if e[0] != "period"]
+
+    _edit_run_json(run, drop_period, redigest=True)
+    unpinned = _verify(run, keyed)
+    assert unpinned.exit_code == 0 and "of 1 planned" in unpinned.output, unpinned.output
+    assert "plan not pinned" in unpinned.output
+    _rejected(_verify(run, keyed, "--plan-digest", published), tmp_path / "no-note",
+              "not the published")
 
 
 def test_the_wrong_key_or_commitment_or_none_is_refused_in_one_line(keyed, tmp_path):
