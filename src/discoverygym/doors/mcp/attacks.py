@@ -13,8 +13,9 @@ family does not apply.
   after the end is refused.
 
 The race is made wide and the same for every suite with two stand-in tools added to
-the audited episode's own tool table: a slow one (0.2 s, a tool still running when the
-episode ends) and one that ends the episode (as a submit does). What is attacked is
+the audited episode's own tool table: a slow one, which waits (at most 0.5 s) for the
+record to be taken, so that it is still running then however loaded the machine is,
+and one that ends the episode (as a submit does). What is attacked is
 the door's handling of concurrent calls, not a suite's tools."""
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import importlib.util
 import json
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,10 @@ from ...core.tools import ToolResult, ToolSpec
 FAMILY = "mcp-race"
 SLOW_TOOL, END_TOOL = "audit_slow_call", "audit_end_episode"
 N_RACING = 4
-SLOW_S = 0.2
+#: How long a slow call waits for the record: it returns as soon as the record is taken
+#: where the door lets the end run beside it, after this wait where the door holds the
+#: end until the call has returned.
+WAIT_FOR_RECORD_S = 0.5
 
 
 def _instrumented(target: AuditTarget) -> tuple[Any, dict[str, Any]]:
@@ -41,15 +44,15 @@ def _instrumented(target: AuditTarget) -> tuple[Any, dict[str, Any]]:
     slow calls returned a result, and how many of those returned after the record was
     taken."""
     episode = target.make_episode()
-    seen: dict[str, Any] = {"served": 0, "served_after_record": 0, "recorded": False}
-    lock = threading.Lock()
+    seen: dict[str, Any] = {"served": 0, "served_after_record": 0}
+    lock, recorded = threading.Lock(), threading.Event()
     anything = {"type": "object", "properties": {}}
 
     def slow(args: dict[str, Any]) -> ToolResult:
-        time.sleep(SLOW_S)  # a call still running when the episode ends
+        recorded.wait(WAIT_FOR_RECORD_S)  # a call still running when the episode ends
         with lock:
             seen["served"] += 1
-            seen["served_after_record"] += bool(seen["recorded"])
+            seen["served_after_record"] += recorded.is_set()
         return ToolResult("served")
 
     def end(args: dict[str, Any]) -> ToolResult:
@@ -64,7 +67,7 @@ def _instrumented(target: AuditTarget) -> tuple[Any, dict[str, Any]]:
 
     def record(*args: Any, **kwargs: Any) -> Any:
         with lock:
-            seen["recorded"] = True
+            recorded.set()
         return taken(*args, **kwargs)
 
     episode.record = record  # type: ignore[method-assign]
@@ -87,7 +90,7 @@ async def _race(episode: Any, record_path: Path) -> list[bool]:
         async with anyio.create_task_group() as group:
             for _ in range(N_RACING):
                 group.start_soon(slow_call)
-            await anyio.sleep(SLOW_S / 4)  # the end arrives while the calls run
+            await anyio.sleep(0.05)  # the end arrives while the calls run
             group.start_soon(client.call_tool, END_TOOL, {})
     return served
 
