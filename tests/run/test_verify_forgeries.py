@@ -242,6 +242,31 @@ def test_a_duplicated_record_is_rejected(keyed, tmp_path):
     _rejected(_verify(run, keyed), run, "a second record of the episode on line 1")
 
 
+def test_an_endless_line_is_never_held_whole(tmp_path, monkeypatch):
+    """Before, a line was read whole before its length was checked: a records.jsonl of
+    one 300 MB line took 760 MB to reject (and a few GB, the machine). Here the limit
+    is 1000 characters and the line 20 MB: reading it holds a chunk at a time, and the
+    records after it are read."""
+    import tracemalloc
+
+    from discoverygym.run import verify
+
+    monkeypatch.setattr(verify, "MAX_LINE_CHARS", 1000)
+    monkeypatch.setattr(verify, "_SKIP_CHUNK", 4096)
+    path = tmp_path / "records.jsonl"
+    with path.open("w") as fh:
+        fh.write("x" * 20_000_000 + "\n" + json.dumps({"a": 1}) + "\n" + "y" * 5000)
+    tracemalloc.start()
+    try:
+        lines = verify.read_bounded_records(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == [(1, "line longer than 1000 characters"), (2, {"a": 1}),
+                     (3, "line longer than 1000 characters")]
+    assert peak < 2_000_000, peak
+
+
 def test_an_unreadable_line_counts_against_the_run(keyed, tmp_path):
     run = _copy(keyed, "expert-full", tmp_path)
     _write_records(run, _records(run), "[" * 10_000 + "\n")

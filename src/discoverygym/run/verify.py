@@ -48,6 +48,7 @@ from .note import VERIFIED_FILE, sha256_file
 from .plan import plain, plan_digest, planned_identities
 
 MAX_LINE_CHARS = 8_000_000
+_SKIP_CHUNK = 1 << 20
 MAX_RECORDS = 100_000
 MAX_RUN_JSON_BYTES = 64_000_000
 REL_TOL = 1e-9
@@ -134,11 +135,15 @@ def read_bounded_records(path: Path) -> list[tuple[int, dict[str, Any] | str]]:
     reason instead of a record. Blank lines are skipped."""
     out: list[tuple[int, dict[str, Any] | str]] = []
     with path.open(encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
+        number = 0
+        while line := fh.readline(MAX_LINE_CHARS + 1):  # a line is never read whole
+            number += 1
             if number > MAX_RECORDS:
                 out.append((number, f"more than {MAX_RECORDS} records; the rest unread"))
                 break
             if len(line) > MAX_LINE_CHARS:
+                while line and not line.endswith("\n"):  # the rest of it, a chunk at a time
+                    line = fh.readline(_SKIP_CHUNK)
                 out.append((number, f"line longer than {MAX_LINE_CHARS} characters"))
                 continue
             if not line.strip():
