@@ -3,7 +3,7 @@ pyproject.toml's [tool.importlinter] against the package, and the same contracts
 an import planted against each rule in a copy of the package.
 
 The contracts, not this file, say what the rules are (the package root importing
-nothing, core below everything, physics shared, suites independent, no suite importing
+nothing, core below everything, physics and networks shared, suites independent, no suite importing
 the runner, a door or the command line, nothing above the suites importing one). The
 debts of issue #26 are paid, so no contract lists `ignore_imports`; an entry added
 later must match an import (test_a_paid_debt_must_leave_the_list). Import cycles are
@@ -56,12 +56,13 @@ def _top_level_modules() -> set[str]:
 @pytest.mark.parametrize("contract_id,allowed", [
     ("core-below-all", {"discoverygym.core"}),
     ("physics-shared", {"discoverygym.physics"}),
+    ("networks-shared", {"discoverygym.networks"}),
     ("naturegym-below-suites", {"discoverygym.core", "discoverygym.physics",
-                                "discoverygym.naturegym"}),
+                                "discoverygym.networks", "discoverygym.naturegym"}),
 ])
 def test_the_bottom_layers_forbid_every_other_top_level_module(contract_id, allowed):
     """A forbidden contract lists what it forbids; a top-level module added later must
-    join the list, or core (or physics, or naturegym) could import it unnoticed."""
+    join the list, or core (or physics, networks, naturegym) could import it unnoticed."""
     forbidden = set(_contract(contract_id)["forbidden_modules"])
     assert forbidden == _top_level_modules() - allowed
 
@@ -70,8 +71,8 @@ def test_every_module_above_the_suites_reaches_them_only_through_the_registry():
     """A top-level module added later joins the sources of `suites-through-registry`,
     or it could import a suite unnoticed."""
     sources = set(_contract("suites-through-registry")["source_modules"])
-    below = {"discoverygym.core", "discoverygym.physics", "discoverygym.naturegym",
-             "discoverygym.suites"}
+    below = {"discoverygym.core", "discoverygym.physics", "discoverygym.networks",
+             "discoverygym.naturegym", "discoverygym.suites"}
     assert sources == _top_level_modules() - below
 
 
@@ -101,6 +102,7 @@ PLANTED = {
     "__init__.py": ("discoverygym.physics.kepler", "root-imports-nothing"),
     "core/limits.py": ("discoverygym.suites.gravity.suite", "core-below-all"),
     "physics/kepler.py": ("discoverygym.core.errors", "physics-shared"),
+    "networks/sbm.py": ("discoverygym.naturegym.families.base", "networks-shared"),
     "suites/tpbench/scoring.py": ("discoverygym.suites.gravity.truths", "suites-independent"),
     "suites/mad/report.py": ("discoverygym.run.records", "suites-not-runner"),
     "suites/stargazer/bank.py": ("discoverygym.cli_args", "suites-not-doors"),

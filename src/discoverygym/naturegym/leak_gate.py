@@ -9,8 +9,9 @@ family (Family.draw_data: the data and the hidden values, no reference run):
 
 - the visible numbers of every draw (`visible_features`): each file's size, every
   number in a JSON file (declared noise levels, grids, constants), the row count of
-  each CSV and, for each of its columns that is a grid (monotonic) or constant, its
-  first and last values and its step; each array's shape. The measurements themselves
+  each CSV and, for each of its numeric columns that is a grid (monotonic) or
+  constant, its first and last values and its step (a text column, such as a
+  subject's id, is skipped, not the table); each array's shape. The measurements themselves
   (a CSV column that varies and is not monotonic, an array's values) are the science
   of the task, not scaffolding, and are left out: inferring an orbit's size from the
   positions is what the agent is asked to do;
@@ -24,6 +25,7 @@ family (Family.draw_data: the data and the hidden values, no reference run):
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 import re
@@ -71,22 +73,25 @@ def _json_numbers(value: Any, path: str, out: dict[str, float], budget: list[int
 
 
 def _csv_features(name: str, text: str, out: dict[str, float]) -> None:
-    lines = [line for line in text.splitlines() if line.strip()]
+    """A CSV's row count and, for each numeric column that is a grid or constant, its
+    first value, last value and step. A text column (a subject's or a molecule's name)
+    is skipped, not the table: its row count and its time grid are scaffolding too."""
+    try:
+        lines = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    except csv.Error:
+        return  # not a table: its size is all we use
     if not lines:
         return
-    header = [h.strip() for h in lines[0].split(",")]
-    rows = []
-    for line in lines[1:]:
-        try:
-            rows.append([float(v) for v in line.split(",")])
-        except ValueError:
-            return  # not a numeric table: its size is all we use
+    header = [h.strip() for h in lines[0]]
+    rows = lines[1:]
     out[f"{name} rows"] = float(len(rows))
     if not rows or any(len(r) != len(header) for r in rows):
         return
-    table = np.array(rows)
     for k, column in enumerate(header):
-        values = table[:, k]
+        try:
+            values = np.array([float(r[k]) for r in rows])
+        except ValueError:
+            continue  # a text column
         steps = np.diff(values)
         if len(values) > 1 and not (np.all(steps > 0) or np.all(steps < 0)
                                     or np.all(steps == 0)):

@@ -15,12 +15,12 @@ from discoverygym.naturegym.families import get_family  # noqa: E402
 from discoverygym.naturegym.families.relational_reasoning import (  # noqa: E402
     communities as cm,
 )
-from discoverygym.naturegym.families.relational_reasoning.sbm import (  # noqa: E402
+from discoverygym.naturegym.generate import draw_scores  # noqa: E402
+from discoverygym.naturegym.metrics import score_outputs  # noqa: E402
+from discoverygym.networks.sbm import (  # noqa: E402
     planted_partition,
     sample_edges,
 )
-from discoverygym.naturegym.generate import draw_scores  # noqa: E402
-from discoverygym.naturegym.metrics import score_outputs  # noqa: E402
 
 FAMILY = "community-recovery"
 

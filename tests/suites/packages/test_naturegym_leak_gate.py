@@ -136,6 +136,28 @@ def test_a_class_leak_is_caught():
     assert not verdicts["coin"].leak
 
 
+def test_a_table_with_a_text_column_keeps_its_rows_and_grids():
+    """A CSV with a subject's id beside its numbers (pk-population's tables) still shows
+    its row count and its time grid: here the grid's last time is a hidden value, and
+    the file's size, its width fixed, does not tell it."""
+    rng = np.random.default_rng(3)
+    samples = []
+    for _ in range(60):
+        span, secret = rng.uniform(1.0, 9.0), rng.uniform(0.0, 1.0)
+        rows = "".join(f"S{k:03d},{t:.3f}\n" for k, t in enumerate(np.linspace(0, span, 12)))
+        samples.append(({"samples.csv": ("subject,time_h\n" + rows).encode()},
+                        {"span_h": span, "free": secret}))
+    assert len({len(data["samples.csv"]) for data, _ in samples}) == 1
+    features = visible_features(samples[0][0])
+    assert features["samples.csv rows"] == 12.0
+    assert features["samples.csv time_h first"] == 0.0
+    assert "samples.csv subject first" not in features
+    verdicts = {v.hidden: v for v in leak_report(samples).verdicts}
+    assert verdicts["span_h"].leak and verdicts["span_h"].single_r2 > 0.999
+    assert verdicts["span_h"].feature.startswith("samples.csv time_h")
+    assert not verdicts["free"].leak
+
+
 def test_features_are_scaffolding_only_and_survive_hostile_files():
     features = visible_features({
         "observations.csv": b"time_days,x\n0,0.3\n1,-0.2\n2,0.5\n",

@@ -17,11 +17,11 @@ from discoverygym.naturegym.families import get_family  # noqa: E402
 from discoverygym.naturegym.families.relational_reasoning import (  # noqa: E402
     link_prediction as lp,
 )
-from discoverygym.naturegym.families.relational_reasoning.sbm import (  # noqa: E402
+from discoverygym.naturegym.generate import draw_scores  # noqa: E402
+from discoverygym.networks.sbm import (  # noqa: E402
     planted_partition,
     sample_edges,
 )
-from discoverygym.naturegym.generate import draw_scores  # noqa: E402
 
 FAMILY = "link-prediction"
 

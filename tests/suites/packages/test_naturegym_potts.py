@@ -80,6 +80,27 @@ def test_variant_names_round_trip_through_the_data_files(tmp_path):
     assert [pf.variant_name(wildtype, v) for v in variants] == names
 
 
+def test_the_nearest_neighbour_predictor_ranks_the_variants(tmp_path):
+    """The no-science gate's nearest neighbour is a real predictor, not a constant in
+    disguise: every double mutant lies at distance 2 from the wild type (which is in
+    the alignment), so the wild type is left out of the neighbours. By hand: a variant
+    that two other members hold exactly comes first, one at distance 1 from a member
+    next, one at distance 2 from every member last."""
+    wildtype = np.zeros(4, int)
+    alignment = np.array([[0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 2]])
+    variants = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 3, 3]])
+    scores = pf.nearest_neighbour_scores(alignment, variants, wildtype)
+    assert scores[0] > scores[1] > scores[2]
+    assert np.floor(scores).tolist() == [0.0, -1.0, -2.0]  # ties only break ties
+    family = get_family("potts-fitness")
+    draw = family.draw(np.random.default_rng(3))
+    for name, content in draw.data.items():
+        (tmp_path / name).write_bytes(content)
+    answer = family.no_science_outputs(tmp_path)["nearest-neighbour"]["fitness.csv"]
+    values = {row.split(",")[1] for row in answer.decode().splitlines()[1:]}
+    assert len(values) > 10, values
+
+
 def test_references_score_through_the_evaluator_as_scipy_says(tmp_path):
     family = get_family("potts-fitness")
     draw = family.draw(np.random.default_rng(3))

@@ -127,9 +127,18 @@ def composition_scores(alignment: np.ndarray, wildtype: np.ndarray,
     return log_f[variants].sum(axis=1) - log_f[wildtype].sum()
 
 
-def nearest_neighbour_scores(alignment: np.ndarray, variants: np.ndarray) -> np.ndarray:
-    """Minus the Hamming distance from each variant to its closest alignment member."""
-    return np.array([-(alignment != v).sum(axis=1).min() for v in variants], float)
+def nearest_neighbour_scores(alignment: np.ndarray, variants: np.ndarray,
+                             wildtype: np.ndarray) -> np.ndarray:
+    """Minus the Hamming distance from each variant to its closest alignment member
+    other than the wild type, ties broken by how many members are that close. The wild
+    type is left out because every double mutant lies at distance 2 from it: with it,
+    the distance is the same for every variant and ranks nothing (a constant answer in
+    disguise, which would prove nothing in the no-science gate)."""
+    others = alignment[(alignment != wildtype).any(axis=1)]
+    distances = (variants[:, None, :] != others[None, :, :]).sum(axis=2)
+    closest = distances.min(axis=1)
+    ties = (distances == closest[:, None]).sum(axis=1)
+    return -closest + ties / (len(others) + 1.0)
 
 
 def double_mutants(rng: np.random.Generator, wildtype: np.ndarray,
@@ -331,10 +340,11 @@ class PottsFitness(Family):
         return {"fitness.csv": fitness_csv(names, np.zeros(len(names)))}
 
     def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
-        """Constant; nearest-neighbour (closeness to the nearest family member); the
-        mutation count (the same for every double mutant, so it ranks nothing)."""
-        alignment, _wildtype, names, variants = read_instance(data_dir)
-        nearest = nearest_neighbour_scores(alignment, variants)
+        """Constant; nearest-neighbour (closeness to the nearest family member other
+        than the wild type); the mutation count (the same for every double mutant, so it
+        ranks nothing)."""
+        alignment, wildtype, names, variants = read_instance(data_dir)
+        nearest = nearest_neighbour_scores(alignment, variants, wildtype)
         count = -np.array([name.count(":") + 1 for name in names], float)
         return {"constant": self.constant_outputs(data_dir),
                 "nearest-neighbour": {"fitness.csv": fitness_csv(names, nearest)},

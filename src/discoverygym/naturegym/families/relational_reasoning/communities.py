@@ -1,6 +1,7 @@
 """Community recovery in a sparse network with hidden blocks.
 
-A network is drawn from a degree-corrected stochastic block model (`sbm.py`) whose block
+A network is drawn from a degree-corrected stochastic block model (`networks/sbm.py`,
+in the shared layer: both relational families draw from it) whose block
 count (3 to 8), mixing (20 to 40 % of edge ends between blocks) and degree spread are
 hidden; it is sparse (mean degree 3 to 6). The agent sees every edge and assigns each
 node to a community; the metric is the adjusted Rand index against the true blocks.
@@ -24,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ....networks.sbm import BlockModel, planted_partition, sample_edges
 from ..base import Draw, Family, Metric, Reference
 from .link_prediction import pairs_csv, read_nodes, read_pairs
-from .sbm import BlockModel, planted_partition, sample_edges
 
 LOUVAIN_SEED = 20080101
 SOTA_VERSION = "louvain/networkx-3"

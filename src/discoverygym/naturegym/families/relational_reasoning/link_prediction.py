@@ -1,6 +1,7 @@
 """Link prediction on a network with hidden communities.
 
-A network is drawn from a degree-corrected stochastic block model (`sbm.py`) whose block
+A network is drawn from a degree-corrected stochastic block model (`networks/sbm.py`,
+in the shared layer: both relational families draw from it) whose block
 count, mixing and degree spread are hidden. 15 % of its edges are held out; the agent
 sees the rest and a list of candidate pairs (the held-out edges among twenty times as
 many non-edges, drawn in proportion to their endpoints' observed degrees, so that degree
@@ -25,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ....networks.sbm import planted_partition, sample_edges
 from ..base import Draw, Family, Metric, Reference
-from .sbm import planted_partition, sample_edges
 
 HELD_OUT = 0.15
 NEGATIVES_PER_POSITIVE = 20

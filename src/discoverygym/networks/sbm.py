@@ -1,4 +1,5 @@
-"""The degree-corrected stochastic block model the relational families draw networks from
+"""The degree-corrected stochastic block model NatureGym's relational families (link
+prediction, community recovery) draw their networks from
 (Karrer & Newman 2011): node i has a block g_i and a degree propensity theta_i, and an
 edge {i, j} has weight theta_i theta_j omega[g_i, g_j] / (vol[g_i] vol[g_j]), vol[k] being
 block k's total propensity, so that omega[a, b] is the expected share of edge ends that
