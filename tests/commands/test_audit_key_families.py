@@ -69,6 +69,30 @@ def test_the_key_file_is_found_at_rlimits_uid_without_the_seal(monkeypatch):
     assert not found["rlimits-uid"].ok and "key file read" in found["rlimits-uid"].observed
 
 
+@pytest.mark.skipif("rlimits-only" not in WORKING, reason="no rlimits-only level here")
+def test_a_process_holding_a_key_runs_nothing_at_rlimits_only(monkeypatch):
+    """At rlimits-only the sandbox is this process's own user: while a key is held the
+    level is refused in one line (the family sees the refusal); with the refusal
+    switched off, the scan opens the key file (the hole the refusal closes)."""
+    from discoverygym.sandbox import SandboxConfig, SandboxUnavailable, isolation, run_isolated
+    from discoverygym.sandbox.attacks import forced_level
+
+    monkeypatch.setattr(keys, "_KEY_FILES", set())
+    monkeypatch.setattr(keys, "_HANDED", {})
+    for name in (keys.KEY_ENV, keys.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    with forced_level("rlimits-only"):
+        assert run_isolated("print(7)", config=SandboxConfig(preload={})).stdout.strip() == b"7"
+        monkeypatch.setenv(keys.KEY_FILE_ENV, "/nowhere/eval.key")
+        with pytest.raises(SandboxUnavailable, match="keyed run needs 'rlimits-uid'"):
+            run_isolated("print(7)", config=SandboxConfig(preload={}))
+    held = {o.attack.rsplit(" ", 1)[1]: o for o in key_file_attacks(_target("gravity"))}
+    assert held["rlimits-only"].ok and "refused" in held["rlimits-only"].observed
+    monkeypatch.setattr(isolation, "_holds_key", lambda: False)
+    found = {o.attack.rsplit(" ", 1)[1]: o for o in key_file_attacks(_target("gravity"))}
+    assert not found["rlimits-only"].ok and "key file read" in found["rlimits-only"].observed
+
+
 def test_the_harbor_secrets_are_held_and_found_without_their_defences(monkeypatch):
     import json
 

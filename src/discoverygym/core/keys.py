@@ -179,9 +179,22 @@ def key_files_read() -> tuple[str, ...]:
     return tuple(sorted(_KEY_FILES))
 
 
+def holds_key() -> bool:
+    """Whether this process holds a key: read from a file, handed by its parent, or named
+    by its environment (which its own user can read in /proc)."""
+    return bool(_KEY_FILES or _HANDED or os.environ.get(KEY_ENV)
+                or os.environ.get(KEY_FILE_ENV))
+
+
 def remember_key_file(path: str | os.PathLike[str]) -> None:
     for variant in {os.path.abspath(path), os.path.realpath(path)}:
         _KEY_FILES.add(variant)
+
+
+def forget_key_file(path: str | os.PathLike[str]) -> None:
+    """Undo `remember_key_file` once the key is dropped (an audit's own test key)."""
+    for variant in {os.path.abspath(path), os.path.realpath(path)}:
+        _KEY_FILES.discard(variant)
 
 
 def read_key_file(path: str | os.PathLike[str]) -> Key:

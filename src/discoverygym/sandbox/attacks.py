@@ -18,9 +18,9 @@ server does before it serves; the key file is then opened to every user (as if i
 allowed it), so only the seal guards it. At every level the script scans every
 /proc/PID/cmdline and /proc/PID/environ for the path or the key and opens the path.
 Expected: nothing found (before: at rlimits-uid the MCP server's command line named the
-file, and a 0644 key file was read). At rlimits-only the sandbox is the host's own user:
-the file is readable there as every host file is (documented), so only the command
-lines and environments are held to it."""
+file, and a 0644 key file was read). At rlimits-only the sandbox would be the host's
+own user, to whom the file and this process's memory are open: while a key is held,
+nothing runs at that level (`resolve_level` refuses), which the family checks too."""
 
 from __future__ import annotations
 
@@ -204,17 +204,19 @@ print('FOUND', json.dumps({'processes': found, 'file': opened}))
 def _find_key(level: str, path: Path, secret: str) -> tuple[bool, str]:
     import json
 
-    from . import SandboxConfig, run_isolated
+    from . import SandboxConfig, SandboxUnavailable, run_isolated
 
     code = f"PATH = {str(path)!r}\nSECRET = {secret!r}\n" + FIND_KEY
     with forced_level(level):
-        result = run_isolated(code, config=SandboxConfig(preload={}, time_limit_s=60))
+        try:
+            result = run_isolated(code, config=SandboxConfig(preload={}, time_limit_s=60))
+        except SandboxUnavailable as exc:  # a level that cannot hide the key runs nothing
+            return True, f"refused at {level}: {str(exc)[:120]}"
     text = result.stdout.decode(errors="replace")
     if "FOUND" not in text:
         return False, f"the scan did not run: {(text or result.stderr.decode())[-200:]!r}"
     found = json.loads(text.split("FOUND", 1)[1])
-    # At rlimits-only the sandbox is the host's own user: the file is as open as any.
-    ok = not found["processes"] and (not found["file"] or level == "rlimits-only")
+    ok = not found["processes"] and not found["file"]
     return ok, (f"ran at {result.isolation}; key or path in {found['processes'][:4]}, "
                 f"key file {'read' if found['file'] else 'shut'}")
 
@@ -223,7 +225,7 @@ def key_file_attacks(target: AuditTarget, *, hand_off: bool = True) -> list[Outc
     """The scan for the key and its path at every level of this host (`hand_off=False`
     starts the holder without its hand-off: the test that shows the hole)."""
     from ..core.key_handoff import HANDOFF_FD_ENV
-    from ..core.keys import new_key, read_key_file, write_key_file
+    from ..core.keys import forget_key_file, new_key, read_key_file, write_key_file
 
     folder = Path(tempfile.mkdtemp(prefix="dg-audit-keyfile-"))
     os.chmod(folder, 0o755)  # any uid may enter: only the file and the seal guard it
@@ -245,12 +247,12 @@ def key_file_attacks(target: AuditTarget, *, hand_off: bool = True) -> list[Outc
             outcomes.append(guard(
                 KEY_FILE_FAMILY, f"scan every process's command line and environment, "
                 f"open the key file, at {level}",
-                "neither the key nor its path" + (" (the file: open at this weak level)"
-                                                  if level == "rlimits-only" else ""),
+                "neither the key nor its path (rlimits-only: refused while a key is held)",
                 lambda level=level: (_find_key(level, path, key.hex()) if ready
                                      else (False, "the key holder did not start"))))
         return outcomes
     finally:
+        forget_key_file(path)  # the audit's test key: later families run without it
         if holder.stdin:
             holder.stdin.close()
         try:

@@ -578,6 +578,12 @@ def weak_warning(level: str) -> str | None:
 LEVEL_ENV = "DISCOVERYGYM_SANDBOX_ISOLATION"
 
 
+def _holds_key() -> bool:
+    from ..core.keys import holds_key
+
+    return holds_key()
+
+
 def resolve_level(config: SandboxConfig) -> str:
     """The level to use for `config` (its own, else $DISCOVERYGYM_SANDBOX_ISOLATION,
     else the strongest that works), announced once per process on stderr. Raises
@@ -594,6 +600,13 @@ def resolve_level(config: SandboxConfig) -> str:
         raise SandboxUnavailable(
             f"isolation level {level!r} is below this task's minimum "
             f"{config.minimum_isolation!r}: nothing was run", level)
+    if level == "rlimits-only" and _holds_key():
+        # the sandbox would be this process's own user, who can open the key file and
+        # read this process's memory and environment: nothing can be sealed from it
+        raise SandboxUnavailable(
+            "isolation level 'rlimits-only' runs code as this process's own user, who "
+            "can read the key this process holds; a keyed run needs 'rlimits-uid' or "
+            "stronger (run as root, or install bubblewrap): nothing was run", level)
     if _first_notice(level):
         warning = weak_warning(level)
         # One plain line on stderr (records carry the warning too); not warnings.warn,
