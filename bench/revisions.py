@@ -20,9 +20,9 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-#: Relative tolerance under which two scores are the same (issue 37: "its score to 1e-9
-#: relative").
-SCORE_RTOL = 1e-9
+# Two scores are the same within `discoverygym verify`'s tolerances (issue 37: "its
+# score to 1e-9 relative"; the absolute floor for values that are zero but for rounding).
+from discoverygym.run.verify import ABS_TOL, REL_TOL
 
 
 def resolve(root: Path, rev: str) -> str:
@@ -117,12 +117,13 @@ def _close(x: Any, y: Any) -> bool:
         return x == y
     if math.isnan(fx) or math.isnan(fy):
         return math.isnan(fx) and math.isnan(fy)
-    return math.isclose(fx, fy, rel_tol=SCORE_RTOL, abs_tol=0.0)
+    return math.isclose(fx, fy, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
 def compare_records(this: Path, rev: Path, examples: int = 5) -> dict[str, Any]:
     """How the records of two runs of one plan differ: the cases matched, those only one
-    side has, and those whose `passed`, score or metric value (at SCORE_RTOL) differ."""
+    side has, and those whose `passed`, score or metric value differ (at `verify`'s
+tolerances, as tools/compare_records.py compares)."""
     ours, theirs = _read(this), _read(rev)
     pool: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for record in theirs:

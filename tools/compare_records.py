@@ -6,7 +6,9 @@ neutral (a faster solver, a leaner fit) changed no result.
 Records are paired by (suite, agent, model, task_id, seed, options). A pair agrees when
 `passed`, `error`, `metric` and the usage counts (submissions, tool calls, observations)
 are equal and `score` and `value` agree to `--rel` relative (1e-9: answers may move in
-their last bits, results may not). The answers are compared too, but only reported:
+their last bits, results may not), with an absolute floor `--abs` (1e-12) for numbers
+that are zero but for rounding (an exact forecast's error of 1e-16); the defaults are
+`discoverygym verify`'s, so a comparison and a verification call the same numbers equal. The answers are compared too, but only reported:
 each pair's largest relative difference of an answer number, and the pairs whose answers
 differ in shape (another planet count, another key). Prints one JSON object (the counts,
 the largest answer difference, every disagreement) and exits 1 when a pair disagrees or
@@ -23,6 +25,8 @@ import math
 import sys
 from pathlib import Path
 from typing import Any
+
+from discoverygym.run.verify import ABS_TOL, REL_TOL
 
 USAGE_COUNTS = ("submissions", "tool_calls", "observations", "tool_errors")
 
@@ -44,13 +48,14 @@ def episode_key(record: dict[str, Any]) -> str:
                                                "options")], sort_keys=True)
 
 
-def close(a: Any, b: Any, rel: float) -> bool:
-    """Equal, or two numbers within `rel` relative (NaN equals NaN)."""
+def close(a: Any, b: Any, rel: float, abs_tol: float = ABS_TOL) -> bool:
+    """Equal, or two numbers within `rel` relative or `abs_tol` absolute (NaN equals
+    NaN)."""
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not (
             isinstance(a, bool) or isinstance(b, bool)):
         if math.isnan(a) and math.isnan(b):
             return True
-        return math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
+        return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
     return a == b
 
 
@@ -73,14 +78,15 @@ def answer_difference(a: Any, b: Any) -> float:
     return 0.0 if a == b else math.inf
 
 
-def disagreements(before: dict[str, Any], after: dict[str, Any], rel: float) -> list[str]:
+def disagreements(before: dict[str, Any], after: dict[str, Any], rel: float,
+                  abs_tol: float = ABS_TOL) -> list[str]:
     """What differs between two records of one episode beyond `rel` (empty: they agree)."""
     out = []
     for key in ("passed", "error", "metric"):
         if before.get(key) != after.get(key):
             out.append(f"{key}: {before.get(key)!r} -> {after.get(key)!r}")
     for key in ("score", "value"):
-        if not close(before.get(key), after.get(key), rel):
+        if not close(before.get(key), after.get(key), rel, abs_tol):
             out.append(f"{key}: {before.get(key)!r} -> {after.get(key)!r}")
     for key in USAGE_COUNTS:
         a, b = before.get("usage", {}).get(key), after.get("usage", {}).get(key)
@@ -89,14 +95,15 @@ def disagreements(before: dict[str, Any], after: dict[str, Any], rel: float) -> 
     return out
 
 
-def compare(before: dict[str, dict], after: dict[str, dict], rel: float) -> dict[str, Any]:
+def compare(before: dict[str, dict], after: dict[str, dict], rel: float,
+            abs_tol: float = ABS_TOL) -> dict[str, Any]:
     """The comparison of two runs as one JSON-ready object."""
     common = sorted(set(before) & set(after))
     differing, shapes, largest = [], [], (0.0, None)
     for key in common:
         b, a = before[key], after[key]
         label = f"{b.get('task_id')} (seed {b.get('seed')})"
-        problems = disagreements(b, a, rel)
+        problems = disagreements(b, a, rel, abs_tol)
         if problems:
             differing.append({"episode": label, "differences": problems})
         diff = answer_difference(b.get("answer"), a.get("answer"))
@@ -109,6 +116,7 @@ def compare(before: dict[str, dict], after: dict[str, dict], rel: float) -> dict
         "only_before": [json.loads(k) for k in sorted(set(before) - set(after))],
         "only_after": [json.loads(k) for k in sorted(set(after) - set(before))],
         "rel_tol": rel,
+        "abs_tol": abs_tol,
         "agree": len(common) - len(differing),
         "disagree": differing,
         "passed_before": sum(bool(before[k].get("passed")) for k in common),
@@ -124,11 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
-    parser.add_argument("--rel", type=float, default=1e-9,
-                        help="relative tolerance on score and value (default 1e-9)")
+    parser.add_argument("--rel", type=float, default=REL_TOL,
+                        help=f"relative tolerance on score and value (default {REL_TOL:g})")
+    parser.add_argument("--abs", type=float, default=ABS_TOL, dest="abs_tol",
+                        help=f"absolute floor on score and value (default {ABS_TOL:g})")
     parser.add_argument("--json", type=Path, help="also write the result to this file")
     args = parser.parse_args(argv)
-    result = compare(load(args.before), load(args.after), args.rel)
+    result = compare(load(args.before), load(args.after), args.rel, args.abs_tol)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:

@@ -91,6 +91,16 @@ def _record(task: str, seed: int, passed: bool, score: float, **options) -> dict
             "score": score, "value": score}
 
 
+def _load_compare_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare_records",
+                                                  ROOT / "tools" / "compare_records.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_two_runs_records_are_compared_case_by_case(tmp_path):
     """--against says which cases changed verdict or score beyond 1e-9 relative; a case
     is matched by task, seed and the options both revisions record (mad gained a field)."""
@@ -98,18 +108,25 @@ def test_two_runs_records_are_compared_case_by_case(tmp_path):
             _record("period", 0, True, 2.0, world="B"),
             _record("mass", 1, False, 0.5, world="A", variant="predict"),
             _record("mass", 2, True, 0.25, world="A"),
+            _record("exact", 3, True, 1.2e-16),
             _record("only-here", 0, True, 1.0)]
     theirs = [_record("period", 0, True, 2.0 * (1 + 1e-12), world="B"),
               _record("period", 0, True, 1.0, world="A"),
               _record("mass", 1, True, 0.5, world="A"),
               _record("mass", 2, True, 0.25 * (1 + 1e-6), world="A"),
+              _record("exact", 3, True, 4.2e-17),  # zero but for rounding: the same
               _record("only-there", 0, True, 1.0)]
     for name, records in (("ours", ours), ("theirs", theirs)):
         (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in records)
                                      + "not json\n")
     got = revisions.compare_records(tmp_path / "ours", tmp_path / "theirs")
-    assert (got["matched"], got["only_this"], got["only_rev"]) == (4, 1, 1)
+    assert (got["matched"], got["only_this"], got["only_rev"]) == (5, 1, 1)
     assert (got["passed_differ"], got["score_differ"]) == (1, 1)
+    # tools/compare_records.py calls the same numbers equal (verify's tolerances)
+    tool = _load_compare_tool()
+    assert tool.close(1.2e-16, 4.2e-17, tool.REL_TOL)
+    assert tool.close(2.0, 2.0 * (1 + 1e-12), tool.REL_TOL)
+    assert not tool.close(0.25, 0.25 * (1 + 1e-6), tool.REL_TOL)
     assert any(e.startswith("mass seed 1") for e in got["examples"])
     assert any(e.startswith("mass seed 2") for e in got["examples"])
 

@@ -31,6 +31,15 @@ def markley_start(mean_anomaly: NDArray[np.float64],
     (radians) for M reduced to [0, 2 pi): a cubic in E from a Pade approximant of sin E,
     then one fifth-order (Halley-type) correction. Its error is a few 1e-16 for e in
     [0, 1), so one Newton step after it is already below rounding."""
+    return markley_sin_cos(mean_anomaly, eccentricity)[0]
+
+
+def markley_sin_cos(mean_anomaly: NDArray[np.float64], eccentricity: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """`markley_start` E with sin E and cos E. The method evaluates sin and cos at its
+    cubic root E0; E = E0 + d with |d| below about 1e-3, so sin E and cos E follow from
+    them by the rotation through d, its sine and cosine by Taylor series to d^5 (the
+    next term is below 1e-19): no further sine or cosine is computed."""
     flip = mean_anomaly > np.pi  # solve for M in [0, pi]: E(2 pi - M) = 2 pi - E(M)
     m = np.where(flip, TWO_PI - mean_anomaly, mean_anomaly)
     e = eccentricity
@@ -41,14 +50,20 @@ def markley_start(mean_anomaly: NDArray[np.float64],
     r = 3.0 * alpha * d * (d - 1.0 + e) * m + m * m * m
     w = np.cbrt(np.abs(r) + np.sqrt(q * q * q + r * r)) ** 2
     big_e = (2.0 * r * w / (w * w + w * q + q * q) + m) / d
-    e_sin, e_cos = e * np.sin(big_e), e * np.cos(big_e)
+    sin0, cos0 = np.sin(big_e), np.cos(big_e)
+    e_sin, e_cos = e * sin0, e * cos0
     f0 = big_e - e_sin - m
     f1 = 1.0 - e_cos
     d3 = -f0 / (f1 - 0.5 * f0 * e_sin / f1)
     d4 = -f0 / (f1 + 0.5 * d3 * e_sin + d3 * d3 * e_cos / 6.0)
     d5 = -f0 / (f1 + 0.5 * d4 * e_sin + d4 * d4 * e_cos / 6.0 - d4 * d4 * d4 * e_sin / 24.0)
     big_e = big_e + d5
-    return np.where(flip, TWO_PI - big_e, big_e)
+    d2 = d5 * d5
+    sin_d = d5 * (1.0 - d2 / 6.0 * (1.0 - d2 / 20.0))
+    cos_d = 1.0 - d2 / 2.0 * (1.0 - d2 / 12.0)
+    sin_e = sin0 * cos_d + cos0 * sin_d
+    cos_e = cos0 * cos_d - sin0 * sin_d
+    return (np.where(flip, TWO_PI - big_e, big_e), np.where(flip, -sin_e, sin_e), cos_e)
 
 
 STARTERS = {"danby": danby_start, "markley": markley_start}
@@ -98,6 +113,9 @@ def eccentric_anomaly_sin_cos(mean_anomaly: ArrayLike, eccentricity: ArrayLike,
             solution = _newton(*_broadcast(m, ecc, big_e), tol, WARM_MAX_ITER)
             if solution[3]:
                 return solution[:3]
+    if starter == "markley":  # the starter's own sine and cosine: Newton's first step is free
+        big_e, sin_e, cos_e = markley_sin_cos(m, ecc)
+        return _newton(*_broadcast(m, ecc, big_e), tol, max_iter, (sin_e, cos_e))[:3]
     big_e = STARTERS[starter](m, ecc)
     return _newton(*_broadcast(m, ecc, big_e), tol, max_iter)[:3]
 
@@ -113,15 +131,19 @@ def _broadcast(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[
 
 
 def _newton(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[np.float64],
-            tol: float, max_iter: int
+            tol: float, max_iter: int,
+            sin_cos: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
             ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], bool]:
     """Newton steps E <- E - (E - e sin E - M) / (1 - e cos E) from `big_e` (M of its
     shape, e too or a scalar) until the step is below `tol`: small arrays all together,
-    large ones each element on its own. Returns E, sin E, cos E and whether every element
-    converged within `max_iter` steps."""
+    large ones each element on its own. `sin_cos`: sin and cos of `big_e` where the
+    caller has them (the first step then computes neither). Returns E, sin E, cos E and
+    whether every element converged within `max_iter` steps."""
+    given = sin_cos
     if big_e.size < _COMPACT_MIN_SIZE:
         for _ in range(max_iter):
-            sin_e, cos_e = np.sin(big_e), np.cos(big_e)
+            sin_e, cos_e = given if given is not None else (np.sin(big_e), np.cos(big_e))
+            given = None
             step = (big_e - ecc * sin_e - m) / (1.0 - ecc * cos_e)
             big_e = big_e - step
             converged = np.abs(step).max() < tol
@@ -134,7 +156,11 @@ def _newton(m: NDArray[np.float64], ecc: NDArray[np.float64], big_e: NDArray[np.
     scalar_e = ecc.ndim == 0
     e_live, m_live, e_flat = out, m.ravel(), ecc if scalar_e else ecc.ravel()
     for _ in range(max_iter):
-        sin_e, cos_e = np.sin(e_live), np.cos(e_live)
+        if given is not None:
+            sin_e, cos_e = (np.asarray(x, dtype=float).ravel() for x in given)
+            given = None
+        else:
+            sin_e, cos_e = np.sin(e_live), np.cos(e_live)
         step = (e_live - e_flat * sin_e - m_live) / (1.0 - e_flat * cos_e)
         e_live = e_live - step
         out[live] = e_live

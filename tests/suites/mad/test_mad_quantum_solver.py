@@ -115,6 +115,38 @@ def test_born_power_two_marginals_match_squared_amplitudes(systems):
     assert abs(qs.marginal(psi, 1).sum() - 1.0) < 1e-12
 
 
+def test_real_times_complex_is_numpys_complex_product():
+    rng = np.random.default_rng(3)
+    real = rng.normal(size=(7, 5))
+    z = rng.normal(size=(5, 4)) + 1j * rng.normal(size=(5, 4))
+    assert np.allclose(qs.real_times_complex(real, z), real @ z, rtol=1e-14, atol=1e-14)
+    # a transposed (non-contiguous) factor is read as the matrix it shows
+    assert np.allclose(qs.real_times_complex(real.T.copy().T, z.T.copy().T), real @ z,
+                       rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("coupling", [0.0, 5.0, 25.0])
+def test_born_regions_are_the_evolved_states_region_probabilities(systems, coupling):
+    """BornRegions never forms the joint state; it must give what the state gives (the
+    Born rule summed directly), for both particles, regions of every size, any time."""
+    propagator = qs.Propagator.from_state(*systems, packets(coupling))
+    born = qs.BornRegions.of(propagator)
+    regions = [(-5.0, 5.0, -5.0, 5.0), (0.2, 3.7, -1.1, 2.4), (-4.9, -4.1, 4.0, 4.6),
+               (6.0, 7.0, 0.0, 1.0)]  # the whole domain, a box, a sliver, outside
+    for t in (0.0, 2.3, 47.9):
+        psi = propagator.state(t)
+        squared = psi.real**2 + psi.imag**2
+        for particle, axis in ((1, 1), (2, 0)):
+            for region in regions:
+                weights = GRID.region_weights(*region)
+                direct = squared.sum(axis=axis) @ weights / squared.sum()
+                assert born.probability(t, particle, weights) == pytest.approx(
+                    direct, rel=1e-12, abs=1e-15)
+    assert born.probability(1.0, 1, GRID.region_weights(-5, 5, -5, 5)) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="particle"):
+        born.probability(1.0, 3, GRID.region_weights(-5, 5, -5, 5))
+
+
 @pytest.mark.parametrize("power", [1.0, 3.0])
 def test_generalised_born_rule_normalises_abs_psi_to_the_p(systems, power):
     psi = qs.Propagator.from_state(*systems, packets()).state(1.3)

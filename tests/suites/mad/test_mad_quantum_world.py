@@ -4,6 +4,7 @@ without charge, and the two baselines."""
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import numpy as np
@@ -162,29 +163,35 @@ def test_given_and_hidden_initial_state():
         qw.QuantumWorld(seed=0, law="normal", initial_state="known")
 
 
-def test_shared_marginals_give_the_states_probabilities_to_the_bit_and_evolve_once():
-    """The scorer's truth of an entangled law is the normal-law episode's forecast of it:
-    the shared marginals answer both from one evolution, and give what the joint state
-    itself gives (qs.joint_forecast), bit for bit."""
+def test_shared_region_probabilities_are_the_states_and_evolve_once():
+    """The scorer's truth of an entangled law is the normal-law episode's forecast of it.
+    Every route (product, Born rule from the coefficients, joint states for another
+    power) gives what the evolved joint state itself gives (qs.joint_forecast) to
+    rounding; the truth is answered from the forecast's work, bit for bit the same."""
     qw._MARGINALS.clear()
+    qw._BORN.clear()
     normal = qw.QuantumWorld(seed=4, law="normal", protocol="discovery")
-    forecast = normal.law_forecast(*qw.LAWS["lambda5"])
     systems = (qw.cached_eigensystem(normal.packets.masses[0]),
                qw.cached_eigensystem(normal.packets.masses[1]))
-    direct = qs.joint_forecast(systems, qw.QuantumWorld(seed=4, law="lambda5").initial_state(),
-                               2.0, normal.grid, normal.queries())
-    assert forecast.tobytes() == direct.tobytes()
+    for law in ("normal", "p3", "lambda5", "combined"):
+        forecast = normal.law_forecast(*qw.LAWS[law])
+        direct = qs.joint_forecast(systems, qw.QuantumWorld(seed=4, law=law).initial_state(),
+                                   qw.LAWS[law][0], normal.grid, normal.queries())
+        assert np.allclose(forecast, direct, rtol=1e-11, atol=1e-15), law
 
-    entangled = qw.QuantumWorld(seed=4, law="lambda5", protocol="discovery")
-    evolved = []
-    original = entangled.propagator
-    entangled.propagator = lambda: evolved.append(1) or original()  # type: ignore[method-assign]
-    assert entangled.truth_at_queries().tobytes() == direct.tobytes()
-    assert evolved == []  # answered from the forecast's evolution
+        world = qw.QuantumWorld(seed=4, law=law, protocol="discovery")
+        evolved = []
+        original = world.propagator
+        world.propagator = lambda e=evolved, o=original: e.append(1) or o()  # type: ignore[method-assign]
+        assert world.truth_at_queries().tobytes() == forecast.tobytes(), law
+        assert evolved == []  # answered from the forecast's work (or a product: none)
     # keyed by what fixes the state: another seed's, coupling's or time's is not this one
     t = normal.queries()[0]["t"]
-    assert qw._state_key(normal.packets, 5.0, t) in qw._MARGINALS
+    assert qw._state_key(normal.packets, 5.0, math.nan) in qw._BORN
+    assert qw._state_key(normal.packets, 25.0, t) in qw._MARGINALS
     other = qw.QuantumWorld(seed=5, law="lambda5").packets
+    assert all(key not in qw._BORN for key in (
+        qw._state_key(other, 5.0, math.nan), qw._state_key(normal.packets, 15.0, math.nan)))
     assert all(key not in qw._MARGINALS for key in (
-        qw._state_key(other, 5.0, t), qw._state_key(normal.packets, 15.0, t),
-        qw._state_key(normal.packets, 5.0, t + 1e-3)))
+        qw._state_key(other, 25.0, t), qw._state_key(normal.packets, 5.0, t),
+        qw._state_key(normal.packets, 25.0, t + 1e-3)))

@@ -317,16 +317,15 @@ class QuantumWorld(World):
         """Region probabilities at the queries under the outcome rule |Psi|^born_power
         from the prepared packets with correlation exp(-coupling |r1 - r2|^2)."""
         p = self.packets
-        psi1 = qs.gaussian_packet(self.grid, p.means[0], p.widths[0], p.momenta[0])
-        psi2 = qs.gaussian_packet(self.grid, p.means[1], p.widths[1], p.momenta[1])
-        systems = (cached_eigensystem(p.masses[0]), cached_eigensystem(p.masses[1]))
-        queries = self.queries(trial)
-        if coupling == 0.0:  # a product state: each particle on its own (cheap)
-            return qs.product_forecast(systems, (psi1, psi2), born_power, self.grid, queries)
-        return joint_region_probabilities(
-            p, coupling, born_power, self.grid, queries,
-            lambda: qs.Propagator.from_state(
-                systems[0], systems[1], qs.entangled_state(psi1, psi2, self.grid, coupling)))
+
+        def propagator() -> qs.Propagator:
+            psi1, psi2 = packet_states(p, self.grid)
+            systems = (cached_eigensystem(p.masses[0]), cached_eigensystem(p.masses[1]))
+            return qs.Propagator.from_state(
+                systems[0], systems[1], qs.entangled_state(psi1, psi2, self.grid, coupling))
+
+        return joint_region_probabilities(p, coupling, born_power, self.grid,
+                                          self.queries(trial), propagator)
 
     # ---- prompt and extras -------------------------------------------------------------
     def prompt_facts(self) -> str:
@@ -476,17 +475,23 @@ class QuantumWorld(World):
                                             "renormalised, for every p"}})
 
 
-# ---- marginals of undisturbed joint states, shared by the episodes of a process -------
-# The scorer evolves the same joint states again and again: an entangled law's truth is
-# the state the normal-law episode of the same seed forecasts for that law, and the
-# normal, p1 and p3 laws share one initial state and differ only in the outcome power.
-# Each state at a query time is evolved once per process and its cell marginals kept for
-# every power a law uses. The marginals are those `qs.region_probability` would compute
-# from the state, so the probabilities are the same to the bit. Keyed by the exact bits
-# of what fixes the state (the packets, masses included, the coupling and the time).
+# ---- region probabilities of undisturbed states, shared by the episodes of a process ----
+# The scorer asks for the same states again and again: an entangled law's truth is the
+# forecast the normal-law episode of the same seed makes for that law, and the laws share
+# initial states. Three routes, cheapest first, each the probabilities
+# `qs.region_probability` gives on the evolved joint state, to rounding (tests hold them):
+# - no entanglement (coupling 0): a product state, each particle evolved on its own;
+# - the Born rule (p = 2): `qs.BornRegions` from the anchor's coefficients, kept per
+#   initial state (16 MB each), no joint state formed;
+# - another power on an entangled state (the combined law): the joint state at each query
+#   time, evolved once per process, its cell marginals kept for every power.
+# Keyed by the exact bits of what fixes the state (the packets, masses included, the
+# coupling and, for a joint state, the time).
 OUTCOME_POWERS = tuple(sorted({power for power, _ in LAWS.values()}))
 MARGINAL_CACHE_STATES = 256  # each 2 particles x 3 powers x 1024 floats: ~12 MB in all
+BORN_CACHE_STATES = 4  # a seed's entangled initial states, 16 MB each
 _MARGINALS: OrderedDict[bytes, dict[tuple[int, float], np.ndarray]] = OrderedDict()
+_BORN: OrderedDict[bytes, qs.BornRegions] = OrderedDict()
 _MARGINALS_LOCK = threading.Lock()  # doors may score episodes from several threads
 
 
@@ -496,36 +501,62 @@ def _state_key(packets: Packets, coupling: float, t: float) -> bytes:
     return np.array(numbers, dtype=np.float64).tobytes()
 
 
+def _remembered(cache: OrderedDict, key: bytes, make: Callable[[], Any], limit: int) -> Any:
+    """cache[key], made by `make` on a miss; the least recently used beyond `limit` go."""
+    with _MARGINALS_LOCK:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+            return value
+    value = make()
+    with _MARGINALS_LOCK:
+        cache[key] = value
+        while len(cache) > limit:
+            cache.popitem(last=False)
+    return value
+
+
+def packet_states(packets: Packets, grid: qs.QuantumGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The two prepared one-particle packets."""
+    p = packets
+    return (qs.gaussian_packet(grid, p.means[0], p.widths[0], p.momenta[0]),
+            qs.gaussian_packet(grid, p.means[1], p.widths[1], p.momenta[1]))
+
+
 def joint_region_probabilities(packets: Packets, coupling: float, born_power: float,
                                grid: qs.QuantumGrid, queries: Sequence[dict],
                                propagator: Callable[[], qs.Propagator]) -> np.ndarray:
     """Region probabilities at the queries (dicts with "t", "particle", "region") under
     the outcome rule |Psi|^born_power, for the joint state that `propagator` evolves
     exactly: the initial state of `packets` with correlation exp(-coupling |r1 - r2|^2).
-    `propagator` is called only if a query time is not cached."""
+    `propagator` is called only when the route taken needs it and nothing is cached."""
+    if coupling == 0.0:
+        systems = (cached_eigensystem(packets.masses[0]), cached_eigensystem(packets.masses[1]))
+        return qs.product_forecast(systems, packet_states(packets, grid), born_power, grid,
+                                   queries)
+    if born_power == 2.0:
+        born = _remembered(_BORN, _state_key(packets, coupling, math.nan),
+                           lambda: qs.BornRegions.of(propagator()), BORN_CACHE_STATES)
+        return np.array([born.probability(q["t"], int(q["particle"]),
+                                          grid.region_weights(*q["region"])) for q in queries])
     built: list[qs.Propagator] = []
+
+    def marginals(t: float) -> dict[tuple[int, float], np.ndarray]:
+        if not built:
+            built.append(propagator())
+        psi = built[0].state(t)
+        entry = {}
+        for power in {*OUTCOME_POWERS, born_power}:
+            # what qs.marginal sums, for both particles at once
+            density = qs.joint_density(psi, power)
+            entry[(1, power)], entry[(2, power)] = density.sum(axis=1), density.sum(axis=0)
+        return entry
+
     out = []
     for q in queries:
         t = float(q["t"])
-        key = _state_key(packets, coupling, t)
-        with _MARGINALS_LOCK:
-            entry = _MARGINALS.get(key)
-        if entry is None or (1, born_power) not in entry:
-            if not built:
-                built.append(propagator())
-            psi = built[0].state(t)
-            entry = {}
-            for power in {*OUTCOME_POWERS, born_power}:
-                # what qs.marginal sums, for both particles at once
-                density = qs.joint_density(psi, power)
-                entry[(1, power)], entry[(2, power)] = density.sum(axis=1), density.sum(axis=0)
-            with _MARGINALS_LOCK:
-                _MARGINALS[key] = entry
-                while len(_MARGINALS) > MARGINAL_CACHE_STATES:
-                    _MARGINALS.popitem(last=False)
-        with _MARGINALS_LOCK:
-            if key in _MARGINALS:
-                _MARGINALS.move_to_end(key)
+        entry = _remembered(_MARGINALS, _state_key(packets, coupling, t),
+                            lambda t=t: marginals(t), MARGINAL_CACHE_STATES)
         weights = grid.region_weights(*q["region"])
         out.append(float(np.dot(entry[(int(q["particle"]), born_power)], weights)))
     return np.array(out)
