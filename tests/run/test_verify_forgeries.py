@@ -462,3 +462,26 @@ def test_verify_rows_name_the_options_that_tell_episodes_apart():
     assert _name(a) != _name(b)
     assert _name(a) == "mad/predict seed=0 law=normal world=classical"
     assert _name({**a, "options": "not a dict"}) == "mad/predict seed=0"
+
+
+def test_a_plan_asking_for_millions_of_episodes_is_refused_before_they_are_made(
+        keyed, tmp_path, monkeypatch):
+    """A hostile run.json naming 10 000 seeds (millions of episodes to replan) is refused
+    by counting, in one line: the episodes are never made."""
+    import discoverygym.core as core
+
+    run = _copy(keyed, "expert-full", tmp_path)
+
+    def many_seeds(info):
+        info["plan"]["seeds"] = info["config"]["seeds"] = list(range(10_000))
+
+    _edit_run_json(run, many_seeds, redigest=True)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the plan's episodes were made")
+
+    monkeypatch.setattr(core, "plan_episodes", never)
+    from discoverygym.run.verify import RunRefused, verify_run
+
+    with pytest.raises(RunRefused, match="make [0-9]+ episodes, its list"):
+        verify_run(run, keyed["key"], key_given=True)

@@ -208,6 +208,10 @@ def _plain_or_none(value: Any) -> Any:
         return None
 
 
+class _Unplanned(ValueError):
+    """The plan's episode count is not what its options and seeds make."""
+
+
 def _check_replanned(plan: dict[str, Any]) -> None:
     """Where the plan names its run options and seeds, they must make its episodes."""
     if "options" not in plan or "seeds" not in plan:
@@ -217,10 +221,23 @@ def _check_replanned(plan: dict[str, Any]) -> None:
     try:
         options, seeds, limit = plan["options"], plan["seeds"], plan.get("limit")
         check_value(options, what="the plan's options")
-        specs = plan_episodes(get_suite(str(plan.get("suite"))), options, seeds)
+        if not isinstance(seeds, list) or len(seeds) > MAX_RECORDS:
+            raise ValueError(f"seeds must be a list of at most {MAX_RECORDS}")
+        suite = get_suite(str(plan.get("suite")))
+        # count before crossing: a hostile plan may ask for millions of episodes
+        total = len(suite.plan(**options)) * len(seeds)
+        if limit is not None:
+            total = min(total, int(limit))
+        if total != len(plan.get("episodes") or ()):
+            raise _Unplanned(f"its options and seeds make {total} episodes, its list "
+                             f"{len(plan.get('episodes') or ())}")
+        specs = plan_episodes(suite, options, seeds)
         remade = [[s.task_id, s.seed, plain(s.options)] for s in specs]
         if limit is not None:
             remade = remade[: int(limit)]
+    except _Unplanned as exc:
+        raise RunRefused(f"run.json's planned episodes are not the plan of its options and "
+                         f"seeds ({exc}): the plan was edited") from None
     except Exception as exc:  # noqa: BLE001 - an edited plan may break the planner anyhow
         raise RunRefused(f"run.json's options and seeds make no plan: {type(exc).__name__}: "
                          f"{clip(str(exc), 200)}") from None
