@@ -253,3 +253,19 @@ def test_imported_rows_get_the_suites_domain_names():
     problem = problem_from_dict(row_to_problem_data(row, side))
     assert problem.wrong_answers[0].explanation == "doubles"
     assert problem.independent_check.method == "identity"
+
+
+def test_problems_read_alike_with_libyaml_and_pure_python():
+    """Problem files are read with libyaml's safe loader where PyYAML has it: every
+    shipped problem must read exactly as PyYAML's pure-Python safe_load reads it."""
+    from pathlib import Path
+
+    from discoverygym.suites.tpbench import problem as problem_module
+
+    files = sorted((Path(problem_module.__file__).parent / "problems").rglob("*.yaml"))
+    assert len(files) >= 80
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert problem_module.safe_load_yaml(text) == yaml.safe_load(text), path.name
+    with pytest.raises(yaml.YAMLError):
+        problem_module.safe_load_yaml("!!python/object/apply:os.system ['true']")

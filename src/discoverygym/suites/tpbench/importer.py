@@ -41,6 +41,7 @@ from .problem import (
     ProblemError,
     canonical_domain,
     problem_from_dict,
+    safe_load_yaml,
 )
 
 TABLE_FIELDS = ("problem_id", "domain", "difficulty_level", "problem", "solution", "answer",
@@ -208,7 +209,7 @@ def load_sidecar(path: str | Path | None) -> dict[str, Any]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else safe_load_yaml(text)
     except (OSError, yaml.YAMLError, json.JSONDecodeError) as exc:
         raise ProblemError(f"{path}: cannot read the sidecar: {exc}") from exc
     if not isinstance(data, dict):
