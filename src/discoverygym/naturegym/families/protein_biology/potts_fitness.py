@@ -19,7 +19,7 @@ those fitnesses from the alignment alone. Metric: Spearman's rank correlation.
 - oracle: the true Potts energy difference (its Spearman is below 1 only through the
   measurement noise).
 
-What the state of the art leaves is the finite alignment: 1000 sequences estimate
+What the state of the art leaves is the finite alignment: 500 sequences estimate
 some 110 000 coupling parameters, which the regularisation shrinks; the noise-free
 energy stays well above it (the bound gate). Every
 size the agent sees (sites, alignment depth, variant count) is a constant of the family;
