@@ -133,6 +133,76 @@ def write_readme_block(readme: Path, block: str) -> None:
     readme.write_text(pattern.sub(lambda _m: f"{BEGIN}\n{block}{END}", text, count=1))
 
 
+def readme_block(readme: Path) -> str:
+    """The text between the calibration markers of `readme`."""
+    match = re.search(re.escape(BEGIN) + "\n?(.*?)" + re.escape(END), readme.read_text(), re.S)
+    if match is None:
+        raise ValueError(f"{readme} has no {BEGIN} ... {END} markers")
+    return match.group(1)
+
+
+RERUN_TITLE = "Rows rewritten since by a run of fewer families:"
+
+
+def _block_parts(block: str) -> tuple[str, list[str], list[str], list[str]]:
+    """A block as `markdown` (and `merge_block`) write it: its command line, its table
+    lines (header and rows), its findings and its rerun notes."""
+    lines = block.splitlines()
+    command = lines[0] if lines else ""
+    table = [line for line in lines if line.startswith("|")]
+    findings: list[str] = []
+    reruns: list[str] = []
+    target = None
+    for line in lines:
+        if line == "Findings:":
+            target = findings
+        elif line == RERUN_TITLE:
+            target = reruns
+        elif target is not None and line.startswith("- "):
+            target.append(line)
+    return command, table, findings, reruns
+
+
+def _row_family(line: str) -> str:
+    return line.strip("|").split("|")[0].strip()
+
+
+def merge_block(old: str, new: str, families: list[str]) -> str:
+    """The calibration table `old` with the rows (and findings) of `families` taken
+    from `new`, the block of a run of only those families; every other row stays as it
+    was, and a note names the command that wrote the replaced rows. A family without a
+    row in `old` is added at the end."""
+    old_command, old_table, old_findings, old_reruns = _block_parts(old)
+    new_command, new_table, new_findings, _ = _block_parts(new)
+    if len(old_table) < 2:  # no table yet: the new block is the table
+        return new
+    new_rows = {_row_family(line): line for line in new_table[2:]}
+    chosen = [f for f in families if f in new_rows]
+    rows = [new_rows[_row_family(line)] if _row_family(line) in chosen else line
+            for line in old_table[2:]]
+    rows += [new_rows[f] for f in chosen if f not in {_row_family(r) for r in old_table[2:]}]
+
+    def about(line: str, names: list[str]) -> bool:
+        return any(line.startswith(f"- {name}, ") or line.startswith(f"- {name}: ")
+                   for name in names)
+
+    findings = [x for x in old_findings if not about(x, chosen)] + [
+        x for x in new_findings if about(x, chosen)]
+    reruns = [x for x in old_reruns if not about(x, chosen)] + [
+        f"- {name}: {new_command}" for name in chosen]
+    lines = [old_command, "", *old_table[:2], *rows]
+    if findings:
+        lines += ["", "Findings:", "", *findings]
+    lines += ["", RERUN_TITLE, "", *reruns]
+    return "\n".join(lines) + "\n"
+
+
+def merge_readme_rows(readme: Path, block: str, families: list[str]) -> None:
+    """Write the rows of `families` from `block` into the calibration table of `readme`,
+    keeping the other families' rows (`merge_block`)."""
+    write_readme_block(readme, merge_block(readme_block(readme), block, families))
+
+
 def _cpu_s() -> float:
     """CPU seconds of this process and its finished children (the build's prepare and
     evaluator processes run as children)."""

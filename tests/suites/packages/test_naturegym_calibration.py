@@ -13,6 +13,9 @@ from discoverygym.cli import app
 from discoverygym.naturegym.calibration import (
     BEGIN,
     END,
+    RERUN_TITLE,
+    markdown,
+    merge_readme_rows,
     passes,
     write_readme_block,
 )
@@ -43,6 +46,46 @@ def test_readme_block_is_replaced_between_markers_only(tmp_path):
     (tmp_path / "bare.md").write_text("no markers")
     with pytest.raises(ValueError, match="markers"):
         write_readme_block(tmp_path / "bare.md", "x")
+
+
+def _row(name, **overrides):
+    gates = {"leak": {"passed": True, "figure": "R2 0.01 / 200 draws", "findings": []}}
+    return {**_figures(**overrides), "domain": "d", "generation_s": 1.0,
+            "generation_cpu_s": 1.0, "median_baseline_g": -1.0, "median_bound_g": 0.5,
+            "gates": gates}
+
+
+def test_a_run_of_one_family_rewrites_only_its_row(tmp_path):
+    """`--families X --readme FILE` replaces X's row (and X's findings) and keeps every
+    other family's row, with a note naming the command that wrote X's row; a family
+    without a row is added; a second rerun replaces its own note."""
+    full = {"fam-a": _row("fam-a", valid=20), "fam-b": _row("fam-b", valid=19)}
+    full["fam-b"]["gates"]["leak"] = {"passed": False, "figure": "R2 0.9",
+                                      "findings": ["old finding of fam-b"]}
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{BEGIN}\n{markdown(full, 'all families')}{END}\nafter\n")
+    only_b = markdown({"fam-b": _row("fam-b", packages=8, valid=8)}, "just fam-b")
+    merge_readme_rows(readme, only_b, ["fam-b"])
+    text = readme.read_text()
+    assert text.startswith(f"before\n{BEGIN}\n`all families`") and text.endswith(
+        f"{END}\nafter\n")
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines()
+            if line.startswith("| fam-")}
+    assert rows["fam-a"] == next(line for line in markdown(full, "x").splitlines()
+                                 if line.startswith("| fam-a"))
+    assert rows["fam-b"].split("|")[3:5] == [" 8 ", " 8 "]
+    assert "old finding of fam-b" not in text
+    assert f"{RERUN_TITLE}\n\n- fam-b: `just fam-b`\n" in text
+    merge_readme_rows(readme, markdown({"fam-c": _row("fam-c")}, "just fam-c"), ["fam-c"])
+    merge_readme_rows(readme, markdown({"fam-b": _row("fam-b")}, "fam-b again"), ["fam-b"])
+    text = readme.read_text()
+    assert [line.split("|")[1].strip() for line in text.splitlines()
+            if line.startswith("| fam-")] == ["fam-a", "fam-b", "fam-c"]
+    assert text.count("- fam-b:") == 1 and "- fam-b: `fam-b again`" in text
+    assert "- fam-c: `just fam-c`" in text
+    (tmp_path / "bare.md").write_text("no markers")
+    with pytest.raises(ValueError, match="markers"):
+        merge_readme_rows(tmp_path / "bare.md", only_b, ["fam-b"])
 
 
 @pytest.mark.slow

@@ -349,7 +349,8 @@ def calibrate_generated_cmd(
     count: Annotated[int, typer.Option(help="Packages per family.")] = 20,
     seed: Annotated[int, typer.Option(help="Public seed of the generated packages.")] = 0,
     readme: Annotated[Path | None, typer.Option(
-        help="Write the table between the naturegym:calibration markers of this file.")]
+        help="Write the table between the naturegym:calibration markers of this file "
+             "(with --families: only those families' rows, the others kept).")]
         = None,
     workers: Annotated[int, typer.Option(help="Parallel episodes.")] = 2,
     leak_draws: Annotated[int, typer.Option(
@@ -358,7 +359,12 @@ def calibrate_generated_cmd(
     """Generate COUNT public packages per family, run the validity gates (leak, bound,
     zero, no-science) and `discoverygym calibrate packages` on them, and print (or
     write into a README) the figures."""
-    from ...naturegym.calibration import calibrate_families, markdown, write_readme_block
+    from ...naturegym.calibration import (
+        calibrate_families,
+        markdown,
+        merge_readme_rows,
+        write_readme_block,
+    )
     from ...naturegym.families import FAMILIES, ExtraMissing
     from ...naturegym.leak_gate import LeakGateUnavailable
 
@@ -387,5 +393,7 @@ def calibrate_generated_cmd(
                + (f" --leak-draws {leak_draws}" if leak_draws != 200 else ""))
     block = markdown(figures, command)
     console.print(block)
-    if readme is not None:
+    if readme is not None and families:
+        merge_readme_rows(readme, block, names)
+    elif readme is not None:
         write_readme_block(readme, block)

@@ -9,13 +9,19 @@ those fitnesses from the alignment alone. Metric: Spearman's rank correlation.
 
 - baseline: site-agnostic amino-acid preference (the mutant residue's frequency over
   the whole alignment against the wild type's), which ignores where a mutation falls;
-- state of the art: the independent-site model of the alignment (position-specific
-  log-frequencies with sequence reweighting and pseudocounts), the independent model of
-  Hopf et al. 2017 (EVmutation);
+- state of the art: EVmutation's epistatic model (Hopf et al. 2017): a pairwise Potts
+  model fitted to the reweighted alignment by L2-regularised pseudo-likelihood (as
+  plmc does), a variant scored by its energy difference to the wild type. Version 1
+  pinned the zero to the independent-site model of the same paper, which alignment
+  neighbours beat (the closest member other than the wild type ranked the variants
+  better on 22 % of instances, the 20 closest on 70 %): a no-science predictor must not
+  beat the state of the art;
 - oracle: the true Potts energy difference (its Spearman is below 1 only through the
   measurement noise).
 
-The hidden mechanism the state of the art misses is epistasis: the couplings. Every
+What the state of the art leaves is the finite alignment: 500 sequences estimate
+some 110 000 coupling parameters, which the regularisation shrinks; the noise-free
+energy stays well above it (the bound gate). Every
 size the agent sees (sites, alignment depth, variant count) is a constant of the family;
 the couplings, fields and the noise are hidden and only the alignment reveals them."""
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +38,7 @@ from ..base import FULL_PRECISION, Draw, Family, Metric, Reference
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 N_SITES = 24
 N_STATES = len(AMINO_ACIDS)
-ALIGNMENT_DEPTH = 1000
+ALIGNMENT_DEPTH = 500
 GIBBS_SWEEPS = 60
 N_VARIANTS = 400
 # Sequence reweighting of the state of the art (sequences within 80 % identity share
@@ -39,6 +46,13 @@ N_VARIANTS = 400
 REWEIGHT_THETA = 0.2
 PSEUDOCOUNT = 0.5
 INDEPENDENT_VERSION = "independent-site-reweighted/1"
+# Pseudo-likelihood regularisation of EVmutation's plmc runs (Hopf et al. 2017; the
+# EVcouplings defaults): lambda_h on the fields, lambda_J times (q - 1)(L - 1) on the
+# couplings.
+PL_LAMBDA_H = 0.01
+PL_LAMBDA_J = 0.01
+PL_MAX_ITERATIONS = 500
+PSEUDO_LIKELIHOOD_VERSION = "plm-potts-evmutation/1"
 
 
 @dataclass(frozen=True)
@@ -119,6 +133,106 @@ def independent_site_scores(alignment: np.ndarray, wildtype: np.ndarray,
     return log_f[sites, variants].sum(axis=1) - log_f[sites, wildtype].sum()
 
 
+@dataclass(frozen=True)
+class PseudoLikelihood:
+    """The regularised negative log pseudo-likelihood of a pairwise Potts model on a
+    weighted alignment and its gradient. Parameters: the fields h (sites x states)
+    then a full (sites*states)^2 matrix W whose symmetrised, diagonal-block-free part
+    is the coupling matrix J (J[i*q + a, j*q + b] = J_ij(a, b)):
+
+        -sum_n w_n sum_i log p(s_ni | s_n,-i) + lambda_h |h|^2 + lambda_J sum_{i<j} |J_ij|^2,
+        p(a | rest) ~ exp(h_i(a) + sum_{j != i} J_ij(a, s_j))."""
+
+    alignment: np.ndarray
+    weights: np.ndarray
+    n_states: int
+    lambda_h: float
+    lambda_j: float
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.alignment.shape[1], self.n_states
+
+    def one_hot(self) -> Any:
+        from scipy import sparse
+
+        n, sites = self.alignment.shape
+        columns = (np.arange(sites) * self.n_states + self.alignment).ravel()
+        return sparse.csr_matrix((np.ones(n * sites), (np.repeat(np.arange(n), sites),
+                                                       columns)),
+                                 shape=(n, sites * self.n_states))
+
+    def mask(self) -> np.ndarray:
+        sites, q = self.shape
+        return 1.0 - np.kron(np.eye(sites), np.ones((q, q)))
+
+    def unpack(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        sites, q = self.shape
+        size = sites * q
+        w = theta[size:].reshape(size, size)
+        return theta[:size], self.mask() * (w + w.T) / 2.0
+
+    def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        sites, q = self.shape
+        n = len(self.alignment)
+        x = self.one_hot()
+        dense = x.toarray().reshape(n, sites, q)
+        h, coupling = self.unpack(theta)
+        logits = (h + np.asarray(x @ coupling)).reshape(n, sites, q)
+        top = logits.max(axis=2, keepdims=True)
+        log_z = top[..., 0] + np.log(np.exp(logits - top).sum(axis=2))
+        observed = (logits * dense).sum(axis=2)
+        w = self.weights
+        value = (-(w[:, None] * (observed - log_z)).sum() + self.lambda_h * h @ h
+                 + self.lambda_j / 2.0 * (coupling * coupling).sum())
+        residual = (w[:, None, None] * (np.exp(logits - log_z[..., None]) - dense)
+                    ).reshape(n, sites * q)
+        grad_h = residual.sum(axis=0) + 2.0 * self.lambda_h * h
+        m = np.asarray(x.T @ residual)
+        grad_w = self.mask() * (m + m.T) / 2.0 + self.lambda_j * coupling
+        return float(value), np.concatenate([grad_h, grad_w.ravel()])
+
+
+def pseudo_likelihood_objective(alignment: np.ndarray, n_states: int = N_STATES,
+                                weights: np.ndarray | None = None) -> PseudoLikelihood:
+    """The objective EVmutation minimises on `alignment` (weights: the 80 % identity
+    reweighting unless given)."""
+    alignment = np.asarray(alignment)
+    sites = alignment.shape[1]
+    return PseudoLikelihood(alignment,
+                            sequence_weights(alignment) if weights is None else weights,
+                            n_states, PL_LAMBDA_H,
+                            PL_LAMBDA_J * (n_states - 1) * (sites - 1))
+
+
+def fit_pseudo_likelihood(alignment: np.ndarray, n_states: int = N_STATES,
+                          weights: np.ndarray | None = None,
+                          max_iterations: int = PL_MAX_ITERATIONS) -> Potts:
+    """EVmutation's epistatic model: the pairwise Potts model that minimises the
+    reweighted, L2-regularised negative log pseudo-likelihood (L-BFGS from zero, as
+    plmc), returned as a Potts model (fields, and couplings on every site pair)."""
+    from scipy.optimize import minimize
+
+    objective = pseudo_likelihood_objective(alignment, n_states, weights)
+    sites = objective.shape[0]
+    size = sites * n_states
+    result = minimize(objective.value_and_gradient, np.zeros(size + size * size),
+                      jac=True, method="L-BFGS-B", options={"maxiter": max_iterations})
+    h, coupling = objective.unpack(result.x)
+    q = n_states
+    couplings = {(i, j): coupling[i * q:(i + 1) * q, j * q:(j + 1) * q].copy()
+                 for i in range(sites) for j in range(i + 1, sites)}
+    return Potts(h.reshape(sites, q), couplings)
+
+
+def pseudo_likelihood_scores(alignment: np.ndarray, wildtype: np.ndarray,
+                             variants: np.ndarray) -> np.ndarray:
+    """Each variant's energy difference to the wild type under the fitted Potts model
+    (Hopf et al. 2017's epistatic model, EVmutation's ΔE)."""
+    model = fit_pseudo_likelihood(alignment)
+    return model.energy(variants) - model.energy(np.asarray(wildtype)[None])[0]
+
+
 def composition_scores(alignment: np.ndarray, wildtype: np.ndarray,
                        variants: np.ndarray) -> np.ndarray:
     """Site-agnostic preference: log of each residue's frequency over the whole
@@ -139,6 +253,17 @@ def nearest_neighbour_scores(alignment: np.ndarray, variants: np.ndarray,
     closest = distances.min(axis=1)
     ties = (distances == closest[:, None]).sum(axis=1)
     return -closest + ties / (len(others) + 1.0)
+
+
+def nearest_members_scores(alignment: np.ndarray, variants: np.ndarray,
+                           wildtype: np.ndarray, k: int = 20) -> np.ndarray:
+    """Minus the mean Hamming distance from each variant to its `k` closest alignment
+    members other than the wild type: a smoother nearest-neighbour (a density of the
+    family around the variant), which beat version 1's independent-site model on 70 %
+    of instances."""
+    others = alignment[(alignment != wildtype).any(axis=1)]
+    distances = (variants[:, None, :] != others[None, :, :]).sum(axis=2)
+    return -np.sort(distances, axis=1)[:, :k].mean(axis=1)
 
 
 def double_mutants(rng: np.random.Generator, wildtype: np.ndarray,
@@ -262,42 +387,48 @@ class PottsFitness(Family):
     name = "potts-fitness"
     domain = "protein biology"
     task_type = "regression"
-    extra = None  # numpy only
-    sota_citation = ("Independent-site model of Hopf, Ingraham, Poelwijk, Schärfe, "
+    extra = None  # numpy and scipy (core dependencies)
+    sota_citation = ("Epistatic (pairwise pseudo-likelihood Potts) model of Hopf, Ingraham, Poelwijk, Schärfe, "
                      "Springer, Sander and Marks (2017), Mutation effects predicted from "
                      "sequence co-variation, Nature Biotechnology 35: 128-135")
-    version = "1"
+    version = "2"
     task_name = "Predict protein variant fitness from a family alignment"
     sub_domain = "protein fitness"
     tags = ("protein fitness", "deep mutational scanning", "epistasis", "naturegym")
-    libraries = ("numpy",)
+    libraries = ("numpy", "scipy")
     metric = Metric("spearman_rho", "",
                     "Spearman rank correlation of predicted with measured variant fitness",
                     "higher_is_better")
     metric_function = "csv_spearman"
     metric_output = {"file": "fitness.csv", "keys": ["variant"], "key": "fitness"}
-    sota_identifiers = ("independent_site_scores", "independent_site_model")
+    sota_identifiers = ("pseudo_likelihood_scores", "fit_pseudo_likelihood",
+                        "PseudoLikelihood")
     readme = _README
     data_description = _DATA
     references = {
         "baseline": Reference("site-agnostic residue preference",
                               "the mutant residues' frequency over the whole alignment "
                               "against the wild type's, wherever they fall"),
-        "sota": Reference("independent-site model",
-                          "position-specific log-frequencies of the alignment with "
-                          "sequence reweighting (80 % identity) and pseudocounts; a "
-                          "variant's score is its log-probability ratio to the wild type "
-                          "(Hopf et al. 2017's independent model)", INDEPENDENT_VERSION),
+        "sota": Reference("pseudo-likelihood Potts model (EVmutation)",
+                          "a pairwise Potts model fitted to the alignment by L2-"
+                          "regularised pseudo-likelihood with sequence reweighting (80 % "
+                          "identity; lambda_h 0.01, lambda_J 0.01 (q-1)(L-1), L-BFGS); a "
+                          "variant's score is its energy difference to the wild type "
+                          "(Hopf et al. 2017's epistatic model)", PSEUDO_LIKELIHOOD_VERSION),
         "bound": Reference("the true Potts energy",
                            "the true fields and couplings' energy difference to the wild "
                            "type, without the measurement noise"),
     }
 
     def draw_data(self, rng: np.random.Generator) -> Draw:
-        """The data and hidden values; the references are cheap, so the full draw."""
-        return self.draw(rng)
+        """The data and hidden values without the references (the state of the art's
+        fit costs seconds; the leak gate draws hundreds)."""
+        return self._draw(rng, references=False)
 
     def draw(self, rng: np.random.Generator) -> Draw:
+        return self._draw(rng, references=True)
+
+    def _draw(self, rng: np.random.Generator, references: bool) -> Draw:
         hidden = {"field_sd": float(rng.uniform(0.8, 1.2)),
                   "coupling_sd": float(rng.uniform(0.8, 1.2)),
                   "coupled_pairs": float(rng.integers(30, 43)),
@@ -317,18 +448,20 @@ class PottsFitness(Family):
                        "noise_sd": noise_sd})
         names = [variant_name(wildtype, v) for v in variants]
         members = [f"seq{k + 1:04d}" for k in range(ALIGNMENT_DEPTH)]
-        sota = independent_site_scores(alignment, wildtype, variants)
-        baseline = composition_scores(alignment, wildtype, variants)
+        outputs = {}
+        if references:
+            sota = pseudo_likelihood_scores(alignment, wildtype, variants)
+            baseline = composition_scores(alignment, wildtype, variants)
+            outputs = {"baseline": {"fitness.csv": fitness_csv(names, baseline)},
+                       "sota": {"fitness.csv": fitness_csv(names, sota, FULL_PRECISION)},
+                       "oracle": {"fitness.csv": fitness_csv(names, effect,
+                                                             FULL_PRECISION)}}
         return Draw(
             data={"alignment.fasta": fasta(members, alignment),
                   "wildtype.fasta": fasta(["wildtype"], wildtype[None]),
                   "variants.txt": ("\n".join(names) + "\n").encode()},
             truth={"fitness.csv": fitness_csv(names, measured, "{:.6f}")},
-            hidden=hidden,
-            outputs={"baseline": {"fitness.csv": fitness_csv(names, baseline)},
-                     "sota": {"fitness.csv": fitness_csv(names, sota, FULL_PRECISION)},
-                     "oracle": {"fitness.csv": fitness_csv(names, effect, FULL_PRECISION)}},
-            floor=1.0)
+            hidden=hidden, outputs=outputs, floor=1.0)
 
     def baseline_outputs(self, data_dir: Path) -> dict[str, bytes]:
         alignment, wildtype, names, variants = read_instance(data_dir)
@@ -341,11 +474,13 @@ class PottsFitness(Family):
 
     def no_science_outputs(self, data_dir: Path) -> dict[str, dict[str, bytes]]:
         """Constant; nearest-neighbour (closeness to the nearest family member other
-        than the wild type); the mutation count (the same for every double mutant, so it
-        ranks nothing)."""
+        than the wild type) and its smoother form over the 20 nearest members; the
+        mutation count (the same for every double mutant, so it ranks nothing)."""
         alignment, wildtype, names, variants = read_instance(data_dir)
         nearest = nearest_neighbour_scores(alignment, variants, wildtype)
+        nearest_20 = nearest_members_scores(alignment, variants, wildtype, 20)
         count = -np.array([name.count(":") + 1 for name in names], float)
         return {"constant": self.constant_outputs(data_dir),
                 "nearest-neighbour": {"fitness.csv": fitness_csv(names, nearest)},
+                "nearest-20-members": {"fitness.csv": fitness_csv(names, nearest_20)},
                 "mutation-count": {"fitness.csv": fitness_csv(names, count)}}
