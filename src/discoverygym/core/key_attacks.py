@@ -20,7 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .audit_registry import AttackFamily, AuditTarget, Outcome, guard
-from .keys import KEY_ENV, BadKey, Key, key_from_environment, new_key, read_key_file
+from .keys import (
+    KEY_ENV,
+    BadKey,
+    Key,
+    forget_key_file,
+    key_from_environment,
+    new_key,
+    read_key_file,
+)
 
 FAMILY = "keys"
 WEAK_KEYS = {
@@ -74,6 +82,10 @@ def key_attacks(target: AuditTarget, *,
                                                              says=f"chmod 600 {path}")))
         return outcomes
     finally:
+        # the reader remembers every file it opened (to seal it): these were the audit's
+        # own, and a process holding a key runs no sandbox at rlimits-only
+        for path in folder.glob("*.key"):
+            forget_key_file(path)
         shutil.rmtree(folder, ignore_errors=True)
 
 
