@@ -163,3 +163,19 @@ def test_the_blind_guess_attack_finds_the_leak_without_the_twins():
     assert "22/26" in without["answer true to is_bound"].observed
     assert not without["answer true to kepler_3rd_law"].ok
     assert all(o.ok for o in blind_answer_attacks(target))
+
+
+def test_a_familys_key_files_are_forgotten_when_it_ends(tmp_path):
+    """A family that reads a key file (a Harbor spec, a test key) must not leave this
+    process holding a key: the families after it would find the rlimits-only sandbox
+    refused."""
+    from discoverygym.core import keys
+    from discoverygym.core.audit_registry import AttackFamily, play
+
+    def reads_a_key(target):
+        keys.remember_key_file(tmp_path / "spec.json")
+        assert keys.holds_key()
+        return []
+
+    play([AttackFamily("reader", "reads a key file", reads_a_key)], None)
+    assert not keys.holds_key()
