@@ -141,3 +141,18 @@ def keys_of_this_family() -> Iterator[None]:
         keys._KEY_FILES.intersection_update(before)
         for name in set(keys._HANDED) - set(handed):
             del keys._HANDED[name]
+
+
+def where_importable(module: str) -> Callable[[AuditTarget], bool]:
+    """An `applies` predicate: the family concerns a target where `module` itself is
+    importable (a dotted name such as `mcp.server.lowlevel`, so that a folder called
+    `mcp` on sys.path, a test tree's namespace, does not count)."""
+    import importlib.util
+
+    def applies(target: AuditTarget) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    return applies

@@ -20,14 +20,13 @@ the door's handling of concurrent calls, not a suite's tools."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
+from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard, where_importable
 from ...core.tools import ToolResult, ToolSpec
 
 FAMILY = "mcp-race"
@@ -119,17 +118,9 @@ def race_attacks(target: AuditTarget) -> list[Outcome]:
                   lambda: _calls_racing_the_end(target))]
 
 
-def _mcp_installed(target: AuditTarget) -> bool:
-    """Whether the MCP SDK itself is importable (`mcp.server.lowlevel`, not a folder
-    called `mcp` that happens to be on sys.path)."""
-    try:
-        return importlib.util.find_spec("mcp.server.lowlevel") is not None
-    except (ImportError, ValueError):
-        return False
-
 
 ATTACKS = (
     AttackFamily(FAMILY, "calls racing the end of an MCP episode: served and counted, or "
                  "refused (where the MCP SDK is installed)", race_attacks,
-                 applies=_mcp_installed),
+                 applies=where_importable("mcp.server.lowlevel")),
 )

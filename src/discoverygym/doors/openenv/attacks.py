@@ -14,12 +14,11 @@ installed (it has its own environment, .venv-openenv) the family does not apply.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from typing import Any
 
-from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard
+from ...core.audit_registry import AttackFamily, AuditTarget, Outcome, guard, where_importable
 
 FAMILY = "openenv-capacity"
 MAX_SESSIONS = 2
@@ -99,16 +98,8 @@ def capacity_attacks(target: AuditTarget) -> list[Outcome]:
     ]
 
 
-def _openenv_installed(target: AuditTarget) -> bool:
-    """Whether the OpenEnv package itself is importable: `openenv.core`, not a folder
-    called `openenv` that happens to be on sys.path (a test tree's, as a namespace)."""
-    try:
-        return importlib.util.find_spec("openenv.core") is not None
-    except (ImportError, ValueError):
-        return False
-
 
 ATTACKS = (
     AttackFamily(FAMILY, "socketless OpenEnv sessions holding capacity (where openenv is "
-                 "installed)", capacity_attacks, applies=_openenv_installed),
+                 "installed)", capacity_attacks, applies=where_importable("openenv.core")),
 )
