@@ -30,11 +30,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-Modulation = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+from .lazy_import import is_module, lazy_module
+
+# Imported on first use: the sandbox steps agents' laws with NumPy through this module
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
+
+Modulation = Callable[["jax.Array", "jax.Array", "jax.Array"], "jax.Array"]
 # Any extra body force per unit mass, (u, v, omega) on the grid -> (f_x, f_y): the form an
 # agent's `body_force` takes (the benchmark's laws are f = C u_perp, a `Modulation`).
 BodyForce = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -201,7 +205,7 @@ def fixed_step_advance(omega_hat: np.ndarray, dt: float, n_steps: int, *, nu: fl
     batch axes). With `xp` = jax.numpy (call inside `jax.enable_x64`) it is the world's
     jitted kernel; with NumPy it runs the same step eagerly (agent laws in the sandbox)."""
     n = int(omega_hat.shape[-2])
-    if xp is jnp and body_force is None:
+    if is_module(xp, "jax.numpy") and body_force is None:
         with jax.enable_x64(True):
             advance, _ = _compiled(n, float(nu), modulation, True)
             return np.asarray(advance(jnp.asarray(omega_hat, jnp.complex128),
@@ -317,7 +321,7 @@ def simulate_from(omega_hat: np.ndarray, t_start: float, output_times: Sequence[
 # C`. Its kernel is compiled once per (grid, viscosity, family) with the parameters as
 # traced arguments, so a fit that tries many parameter values never recompiles, and
 # forward-mode derivatives with respect to them come from `jax.jvp`.
-LawFamily = Callable[[jax.Array], Modulation]
+LawFamily = Callable[["jax.Array"], Modulation]
 
 
 @lru_cache(maxsize=16)

@@ -23,11 +23,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
+try:
+    from ...physics.lazy_import import lazy_module
+except ImportError:  # in the sandbox this file is `madlaw/classical_physics.py`, beside it
+    from .lazy_import import lazy_module  # type: ignore[no-redef]
+
 from . import constants as C
+
+# Imported on first use: planning and the NumPy sandbox load this module without JAX
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
 
 
 @contextmanager
@@ -59,11 +66,11 @@ class Bodies(NamedTuple):
 
 # A pair force law: softened separation r (any shape) -> |F| / (m_i m_j), the force
 # magnitude per unit mass product.
-PairForceLaw = Callable[[jax.Array], jax.Array]
+PairForceLaw = Callable[["jax.Array"], "jax.Array"]
 # An inertia model: (force (N, D), mass (N,), s (N, D, D)) -> (acceleration, dS/dt).
-InertiaModel = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+InertiaModel = Callable[["jax.Array", "jax.Array", "jax.Array"], tuple["jax.Array", "jax.Array"]]
 # A force field: (positions (..., N, D), masses (..., N)) -> total force on each (..., N, D).
-ForceField = Callable[[jax.Array, jax.Array], jax.Array]
+ForceField = Callable[["jax.Array", "jax.Array"], "jax.Array"]
 # A vector pair force for P pairs at once: (m_i (P,), m_j (P,), r_vec (P, D)) -> (P, D),
 # the force on i from j with r_vec = x_j - x_i (the form an agent's `pair_force` takes).
 PairForceFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]

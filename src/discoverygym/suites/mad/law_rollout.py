@@ -52,7 +52,7 @@ SAME_AS_TRUTH = 1e-12
 # The integrator sources shipped to the sandbox as package `madlaw`; the fluid solver is
 # the shared one in physics/ (the packages suite runs it too).
 _SUITE_SOURCES = ("constants.py", "classical_physics.py", "quantum_solver.py")
-_PHYSICS_SOURCES = ("fluid_solver.py",)
+_PHYSICS_SOURCES = ("fluid_solver.py", "lazy_import.py")
 
 
 @dataclass(frozen=True)
