@@ -206,3 +206,11 @@ def pid_after(seconds: float) -> int:
 
     time.sleep(seconds)
     return os.getpid()
+
+
+def modules_loaded(names: list[str]) -> list[bool]:
+    """A job for executor tests: which of these modules the worker had imported before
+    the job ran."""
+    import sys
+
+    return [name in sys.modules for name in names]

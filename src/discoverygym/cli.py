@@ -210,6 +210,7 @@ def run(
     if grader_model is not None and model is None:
         console.print("[red]error:[/red] --grader-model grades LLM runs; use it with --model.")
         raise typer.Exit(1)
+    pool = None
     try:
         if suite not in SUITES:
             get_suite(suite)  # raises UnknownName with "did you mean"
@@ -222,13 +223,22 @@ def run(
         raw_options = _parse_extra(list(ctx.args))
         check_declared_option_names(suite, raw_options, _command_options(ctx))
         check_requirements(suite)
+        if agent is not None and executor == "process" and not dry_run:
+            # the workers import the suite beside the driver's own import and plan
+            from .run.executors import start_process_pool
+
+            pool = start_process_pool(workers, suite, agent)
         s = get_suite(suite)
         options = s.parse_options(raw_options, _command_options(ctx))
         seed_list = seed_list if seed_list is not None else list(s.default_seeds)
         specs = plan_episodes(s, options, seed_list, key=key)
     except (UnknownName, ValueError) as exc:
+        _stop_pool(pool)
         console.print(f"[red]error:[/red] {for_terminal(exc, 2000)}")
         raise typer.Exit(1) from exc
+    except BaseException:
+        _stop_pool(pool)
+        raise
     who = agent or model
     if dry_run:
         tasks_planned = len({spec.task_id for spec in specs})
@@ -250,11 +260,13 @@ def run(
                            config=config, grader_model=grader_model, model_arg=model_arg,
                            limit=limit, epochs=epochs, max_connections=max_connections,
                            resume=resume, quiet=quiet, executor=executor, workers=workers,
-                           address=address)
+                           address=address, pool=pool)
         except KeyboardInterrupt:  # stopped while starting, before the runner took over
             console.print("[yellow]interrupted:[/yellow] stopped before any episode was "
                           "played")
             raise typer.Exit(stop.exit_code) from None
+        finally:  # a run that never reached the pool (nothing left to play, a bad --out)
+            _stop_pool(pool)
     if getattr(result, "stopped", None):  # the executor was lost (a Ray cluster's head)
         console.print(f"[red]error:[/red] run stopped: {result.stopped}; "
                       f"{len(result.records)} of {len(specs)} records kept in "
@@ -278,6 +290,13 @@ def run(
         console.print(f"[red]infrastructure failure:[/red] {for_terminal(line, 2000)}")
     console.print(f"records: {for_terminal(result.out_dir / 'records.jsonl', 2000)}")
     console.print(f"summary: {for_terminal(result.out_dir / 'summary.json', 2000)}")
+
+
+def _stop_pool(pool: Any) -> None:
+    if pool is not None:
+        from .run.executors import stop_pool
+
+        stop_pool(pool)
 
 
 def _misspelt_hint(ctx: typer.Context) -> str:
@@ -304,7 +323,8 @@ def options_text(options: dict[str, Any]) -> str:
 def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out_dir: Path,
           config: dict[str, Any], grader_model: str | None, model_arg: list[str] | None,
           limit: int | None, epochs: int | None, max_connections: int | None, resume: bool,
-          quiet: bool, executor: str, workers: int, address: str | None) -> Any:
+          quiet: bool, executor: str, workers: int, address: str | None,
+          pool: Any = None) -> Any:
     """Play the run (an LLM through Inspect, or a scripted agent through an executor);
     every failure of the environment is one `error:` line and exit 1."""
     from .run import run_episodes
@@ -326,7 +346,9 @@ def _play(s: Any, specs: list[Any], *, agent: str | None, model: str | None, out
             return run_episodes(specs, out_dir=out_dir, agent=agent, executor=executor,
                                 workers=workers, resume=resume, config=config,
                                 show_progress=not quiet,
-                                executor_options={"address": address} if address else None)
+                                executor_options=({"address": address} if address else
+                                                  {"pool": pool} if pool is not None else
+                                                  None))
         except ValueError as exc:  # e.g. a ray:// address without the Ray client
             message = " ".join(str(exc).split())
             if "ray[client]" in message:

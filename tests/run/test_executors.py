@@ -172,3 +172,34 @@ def test_a_labels_shared_state_is_computed_once(executor):
     assert sum(got.values()) == 3  # one shared state per label
     ungrouped = dict(run_process(jobs, workers=2, groups=None))
     assert sum(ungrouped.values()) > 3  # the same jobs ungrouped: computed on each worker
+
+
+def test_a_pool_started_early_loads_the_suite_before_the_first_job():
+    """`run` starts its workers before it imports the suite and plans (issue #37): each
+    loads the suite and the agent's module as it starts, beside the driver, so the first
+    job finds them loaded. A pool started by run_process itself loads nothing ahead."""
+    from discoverygym.run.executors import run_process, start_process_pool
+
+    names = ["discoverygym.suites.gravity.suite", "discoverygym.suites.gravity.baselines.expert"]
+    job = [(toy_suite.modules_loaded, (names,))]
+    early = start_process_pool(1, "gravity", "expert-adaptive")
+    assert dict(run_process(job, workers=1, pool=early))[0] == [True, True]
+    assert dict(run_process(job, workers=1))[0] == [False, False]
+
+
+def test_a_run_refused_after_its_workers_started_leaves_none_behind(tmp_path):
+    """A value only the suite can check (an unknown mad world) is refused after the early
+    pool has started: its workers are killed with the refusal, none outlives the command."""
+    import psutil
+    from typer.testing import CliRunner
+
+    from discoverygym.cli import app
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    result = CliRunner().invoke(app, ["run", "mad", "--world", "nowhere", "--agent",
+                                      "newtonian", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 1 and "nowhere" in result.output
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    gone, alive = psutil.wait_procs(left, timeout=10)
+    assert not alive
+    assert not (tmp_path / "run").exists()

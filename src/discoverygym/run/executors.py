@@ -5,6 +5,7 @@ are written by the driver alone, so a lost worker cannot corrupt the record file
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing
 import os
 import queue
@@ -66,16 +67,19 @@ def worker_thread_budget(workers: int) -> Iterator[None]:
 
 
 def run_process(jobs: Sequence[Job], workers: int = 2,
-                groups: Sequence[str | None] | None = None) -> Iterator[tuple[int, Any]]:
+                groups: Sequence[str | None] | None = None,
+                pool: ProcessPoolExecutor | None = None) -> Iterator[tuple[int, Any]]:
     """A process pool. `spawn` keeps workers free of the driver's state (JAX and
     forked threads do not mix). Jobs that share a `groups` label (see
     `Suite.shared_work`) run one after another on one worker; a lost worker fails every
-    job of its unit, each with its own record."""
+    job of its unit, each with its own record. `pool`: one `start_process_pool` started
+    earlier (its workers already loading the suite); it is shut down here as well."""
     if not jobs:
         return
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
-                               initializer=bind_to_driver, initargs=(os.getpid(),))
+    if pool is None:
+        ctx = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
+                                   initializer=bind_to_driver, initargs=(os.getpid(),))
     finished_normally = False
     # Finished futures arrive through a queue, not concurrent.futures.wait: wait() takes
     # the lock of every pending future in turn, and a Ctrl-C or SIGTERM landing while it
@@ -102,9 +106,42 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
         if finished_normally:
             pool.shutdown(wait=True)
         else:  # Ctrl-C, a write error, the consumer stopped: do not run what is left
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
+            stop_pool(pool)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers and shut it down without waiting (a no-op once shut down)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def start_process_pool(workers: int, suite: str, agent: str) -> ProcessPoolExecutor:
+    """The process executor's pool, its workers started now, each loading `suite` and
+    its scripted `agent` as it starts: while the driver imports the suite and plans the
+    episodes (a second or more), the workers do the same imports beside it instead of
+    after it. Pass it to `run_process`; `stop_pool` where the run does not start."""
+    ctx = multiprocessing.get_context("spawn")
+    with worker_thread_budget(workers):
+        pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
+                                   initializer=_start_worker,
+                                   initargs=(os.getpid(), suite, agent))
+        for _ in range(max(1, workers)):  # a spawn-context pool starts a worker per submit
+            pool.submit(int)
+    return pool
+
+
+def _start_worker(driver_pid: int, suite: str, agent: str) -> None:
+    bind_to_driver(driver_pid)
+    try:  # what fails here fails again, reported, in the first job that needs it
+        from ..core.suite import agent_table, get_suite
+
+        get_suite(suite)
+        module = agent_table(suite).get(agent, "").partition(":")[0]
+        if module:
+            importlib.import_module(module)
+    except Exception:  # noqa: BLE001, S110 - an initializer that raises breaks the pool
+        pass
 
 
 def _next_done(finished: queue.SimpleQueue) -> Any:
