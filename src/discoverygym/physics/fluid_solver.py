@@ -259,14 +259,14 @@ def _max_speed(n: int):
     return max_speed
 
 
-def law_mixture(params: "jax.Array") -> Modulation:
+def law_mixture(params: jax.Array) -> Modulation:
     """C = w1 (gamma1 sin(beta1 |u|^2)) + w2 (gamma2 cos(beta2 omega)), params (w1, gamma1,
     beta1, w2, gamma2, beta2): the velocity and the vorticity laws, each computed as its
     own class computes it (a weight of 1 multiplies exactly, a weight of 0 adds an exact
     0), so both give the same bits as their own kernels."""
     w1, gamma1, beta1, w2, gamma2, beta2 = (params[i] for i in range(6))
 
-    def modulation(u: "jax.Array", v: "jax.Array", omega: "jax.Array") -> "jax.Array":
+    def modulation(u: jax.Array, v: jax.Array, omega: jax.Array) -> jax.Array:
         return (w1 * (gamma1 * jnp.sin(beta1 * (u * u + v * v)))
                 + w2 * (gamma2 * jnp.cos(beta2 * omega)))
 
