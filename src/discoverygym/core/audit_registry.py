@@ -26,10 +26,11 @@ A new family is one function and one `AttackFamily(...)` line in such a tuple:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .keys import keys_dropped_after
 
 if TYPE_CHECKING:
     from .episode import Episode
@@ -118,29 +119,13 @@ def play(families: list[AttackFamily], target: AuditTarget) -> list[Outcome]:
         if not family.applies(target):
             continue
         try:
-            with keys_of_this_family():
+            with keys_dropped_after():  # a family's test keys are its own
                 outcomes += family.run(target)
         except Exception as exc:  # noqa: BLE001 - one broken family must not hide the rest
             outcomes.append(Outcome(family.name, family.summary, "the attacks run",
                                     f"the family raised {type(exc).__name__}: "
                                     f"{str(exc)[:200]}", False))
     return outcomes
-
-
-@contextmanager
-def keys_of_this_family() -> Iterator[None]:
-    """The key files a family's attacks read (a Harbor spec, a test key) are its own:
-    forgotten when it ends, because a process that holds a key runs no sandbox at
-    rlimits-only, which would refuse the families after it."""
-    from . import keys
-
-    before, handed = set(keys._KEY_FILES), dict(keys._HANDED)
-    try:
-        yield
-    finally:
-        keys._KEY_FILES.intersection_update(before)
-        for name in set(keys._HANDED) - set(handed):
-            del keys._HANDED[name]
 
 
 def where_importable(module: str) -> Callable[[AuditTarget], bool]:

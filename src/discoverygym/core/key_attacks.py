@@ -24,7 +24,6 @@ from .keys import (
     KEY_ENV,
     BadKey,
     Key,
-    forget_key_file,
     key_from_environment,
     new_key,
     read_key_file,
@@ -82,10 +81,6 @@ def key_attacks(target: AuditTarget, *,
                                                              says=f"chmod 600 {path}")))
         return outcomes
     finally:
-        # the reader remembers every file it opened (to seal it): these were the audit's
-        # own, and a process holding a key runs no sandbox at rlimits-only
-        for path in folder.glob("*.key"):
-            forget_key_file(path)
         shutil.rmtree(folder, ignore_errors=True)
 
 

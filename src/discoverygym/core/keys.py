@@ -29,6 +29,8 @@ import os
 import secrets
 import stat
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,10 +193,18 @@ def remember_key_file(path: str | os.PathLike[str]) -> None:
         _KEY_FILES.add(variant)
 
 
-def forget_key_file(path: str | os.PathLike[str]) -> None:
-    """Undo `remember_key_file` once the key is dropped (an audit's own test key)."""
-    for variant in {os.path.abspath(path), os.path.realpath(path)}:
-        _KEY_FILES.discard(variant)
+@contextmanager
+def keys_dropped_after() -> Iterator[None]:
+    """Key files read and keys handed inside the block are forgotten when it ends (an
+    audit family's own test keys): a process that holds a key runs no sandbox at
+    rlimits-only, which would refuse whatever runs after the block."""
+    files, handed = set(_KEY_FILES), set(_HANDED)
+    try:
+        yield
+    finally:
+        _KEY_FILES.intersection_update(files)
+        for name in set(_HANDED) - handed:
+            del _HANDED[name]
 
 
 def read_key_file(path: str | os.PathLike[str]) -> Key:

@@ -77,9 +77,7 @@ def run_process(jobs: Sequence[Job], workers: int = 2,
     if not jobs:
         return
     if pool is None:
-        ctx = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
-                                   initializer=bind_to_driver, initargs=(os.getpid(),))
+        pool = _spawn_pool(workers, bind_to_driver, (os.getpid(),))
     finished_normally = False
     # Finished futures arrive through a queue, not concurrent.futures.wait: wait() takes
     # the lock of every pending future in turn, and a Ctrl-C or SIGTERM landing while it
@@ -121,14 +119,22 @@ def start_process_pool(workers: int, suite: str, agent: str) -> ProcessPoolExecu
     its scripted `agent` as it starts: while the driver imports the suite and plans the
     episodes (a second or more), the workers do the same imports beside it instead of
     after it. Pass it to `run_process`; `stop_pool` where the run does not start."""
-    ctx = multiprocessing.get_context("spawn")
+    pool = _spawn_pool(workers, _start_worker, (os.getpid(), suite, agent))
+    # A spawn-context pool starts a worker per submit. No more than the cores: the
+    # episode count is not known yet, and a worker beyond it would load the suite for
+    # nothing (the rest start on demand, as in a pool started by run_process).
     with worker_thread_budget(workers):
-        pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx,
-                                   initializer=_start_worker,
-                                   initargs=(os.getpid(), suite, agent))
-        for _ in range(max(1, workers)):  # a spawn-context pool starts a worker per submit
+        for _ in range(max(1, min(workers, os.cpu_count() or 1))):
             pool.submit(int)
     return pool
+
+
+def _spawn_pool(workers: int, initializer: Callable[..., None],
+                initargs: tuple[Any, ...]) -> ProcessPoolExecutor:
+    """A pool of `spawn` workers (they start on submits, see worker_thread_budget)."""
+    return ProcessPoolExecutor(max_workers=max(1, workers),
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=initializer, initargs=initargs)
 
 
 def _start_worker(driver_pid: int, suite: str, agent: str) -> None:

@@ -225,7 +225,7 @@ def key_file_attacks(target: AuditTarget, *, hand_off: bool = True) -> list[Outc
     """The scan for the key and its path at every level of this host (`hand_off=False`
     starts the holder without its hand-off: the test that shows the hole)."""
     from ..core.key_handoff import HANDOFF_FD_ENV
-    from ..core.keys import forget_key_file, new_key, read_key_file, write_key_file
+    from ..core.keys import new_key, read_key_file, write_key_file
 
     folder = Path(tempfile.mkdtemp(prefix="dg-audit-keyfile-"))
     os.chmod(folder, 0o755)  # any uid may enter: only the file and the seal guard it
@@ -252,7 +252,6 @@ def key_file_attacks(target: AuditTarget, *, hand_off: bool = True) -> list[Outc
                                      else (False, "the key holder did not start"))))
         return outcomes
     finally:
-        forget_key_file(path)  # the audit's test key: later families run without it
         if holder.stdin:
             holder.stdin.close()
         try:
